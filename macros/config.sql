@@ -1,0 +1,230 @@
+{#- The one place that reads and validates an auto_cdc model's configuration.
+    Every problem is collected, then raised once, before anything is written. -#}
+
+{% macro _config_value(name, default=none) -%}
+  {#- Top-level config first, then the same key under `meta`. -#}
+  {%- set value = config.get(name) -%}
+  {%- if value is none -%}
+    {%- set value = (config.get('meta') or {}).get(name) -%}
+  {%- endif -%}
+  {{ return(default if value is none else value) }}
+{%- endmacro %}
+
+
+{% macro _as_list(value) -%}
+  {%- if value is none -%}{{ return([]) }}
+  {%- elif value is string -%}{{ return([value]) }}
+  {%- else -%}{{ return(value | list) }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _resolve_column(name, source_columns) -%}
+  {#- The model query's spelling of `name`: exact match first, then case-insensitive. -#}
+  {%- if name in source_columns -%}{{ return(name) }}{%- endif -%}
+  {%- set matches = [] -%}
+  {%- for column in source_columns -%}
+    {%- if column | lower == name | lower -%}{%- do matches.append(column) -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return(matches[0] if matches | length == 1 else none) }}
+{%- endmacro %}
+
+
+{% macro _resolve_columns(config_name, names, source_columns, errors) -%}
+  {%- set resolved = [] -%}
+  {%- for name in names -%}
+    {%- set column = auto_cdc._resolve_column(name, source_columns) -%}
+    {%- if column is none -%}
+      {%- do errors.append("`" ~ config_name ~ "` names column '" ~ name ~ "', which the model query does not return (it returns: "
+                           ~ (source_columns | join(', ')) ~ ").") -%}
+    {%- else -%}
+      {%- do resolved.append(column) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(resolved) }}
+{%- endmacro %}
+
+
+{% macro _exclusive(a, b, errors) -%}
+  {%- if auto_cdc._config_value(a) is not none and auto_cdc._config_value(b) is not none -%}
+    {%- do errors.append("`" ~ a ~ "` and `" ~ b ~ "` are mutually exclusive: set only one of them.") -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro read_cdc_config(source_columns) -%}
+  {#- Returns the validated settings of an `auto_cdc` model as a dict (see README, "Configuration").
+      `source_columns`: the column names the model query returns. -#}
+  {%- set errors = [] -%}
+  {%- set _RESERVED_COLUMNS = ['__start_at', '__end_at', '__system_start_at', '__system_end_at'] -%}
+  {%- set _INTERNAL_PREFIX = '__cdc_' -%}
+
+  {#- Source columns that would collide with what auto_cdc writes or uses internally. -#}
+  {%- for column in source_columns -%}
+    {%- if column | lower in _RESERVED_COLUMNS -%}
+      {%- do errors.append("the model query returns a column named '" ~ column ~ "', a name auto_cdc reserves for its history columns: rename it in the model query.") -%}
+    {%- elif (column | lower).startswith(_INTERNAL_PREFIX) -%}
+      {%- do errors.append("the model query returns a column named '" ~ column ~ "'; names starting with '" ~ _INTERNAL_PREFIX ~ "' are reserved for auto_cdc: rename it.") -%}
+    {%- endif -%}
+  {%- endfor -%}
+
+  {#- stored_as_scd_type -#}
+  {%- set scd_type = auto_cdc._config_value('stored_as_scd_type', 1) | string | lower -%}
+  {%- if scd_type not in ['1', '2', 'bitemporal'] -%}
+    {%- do errors.append("`stored_as_scd_type` is '" ~ scd_type ~ "'; use 1, 2 or 'bitemporal'.") -%}
+  {%- elif scd_type != '1' -%}
+    {%- do errors.append("`stored_as_scd_type=" ~ scd_type ~ "` is not available in this version of auto_cdc yet; use 1.") -%}
+  {%- endif -%}
+
+  {#- keys -#}
+  {%- set key_names = auto_cdc._as_list(auto_cdc._config_value('keys')) -%}
+  {%- if key_names | length == 0 -%}
+    {%- do errors.append("`keys` is required: the list of columns that identify a row, e.g. keys=['id'].") -%}
+  {%- endif -%}
+  {%- set keys = auto_cdc._resolve_columns('keys', key_names, source_columns, errors) -%}
+
+  {#- sequence_by: a column (quoted with its real spelling) or a SQL expression, or a list of them. -#}
+  {%- set sequence_exprs = [] -%}
+  {%- set sequence_by = auto_cdc._as_list(auto_cdc._config_value('sequence_by')) -%}
+  {%- if sequence_by | length == 0 -%}
+    {%- do errors.append("`sequence_by` is required: the column (or expression, or list of them) that orders the events, e.g. sequence_by='updated_at'.") -%}
+  {%- endif -%}
+  {%- set sequence_columns = [] -%}
+  {%- for item in sequence_by -%}
+    {%- set column = auto_cdc._resolve_column(item | string, source_columns) -%}
+    {%- if column is not none -%}
+      {%- do sequence_exprs.append('src.' ~ auto_cdc.quote_identifier(column)) -%}
+      {%- do sequence_columns.append(column) -%}
+    {%- else -%}
+      {%- do sequence_exprs.append('(' ~ item ~ ')') -%}
+    {%- endif -%}
+  {%- endfor -%}
+
+  {#- Event kinds -#}
+  {%- set deletes_expr = auto_cdc._config_value('apply_as_deletes') -%}
+  {%- set truncates_expr = auto_cdc._config_value('apply_as_truncates') -%}
+  {%- if truncates_expr is not none and scd_type != '1' -%}
+    {%- do errors.append("`apply_as_truncates` is only supported with stored_as_scd_type=1: remove it, or filter truncate events out of the model query.") -%}
+  {%- endif -%}
+
+  {#- Which columns reach the target -#}
+  {%- do auto_cdc._exclusive('column_list', 'except_column_list', errors) -%}
+  {%- do auto_cdc._exclusive('track_history_column_list', 'track_history_except_column_list', errors) -%}
+  {%- for name in ['track_history_column_list', 'track_history_except_column_list'] -%}
+    {%- if auto_cdc._config_value(name) is not none and scd_type == '1' -%}
+      {%- do errors.append("`" ~ name ~ "` only applies to stored_as_scd_type=2 or 'bitemporal': remove it, or set stored_as_scd_type.") -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if auto_cdc._config_value('system_sequence_by') is not none and scd_type != 'bitemporal' -%}
+    {%- do errors.append("`system_sequence_by` only applies to stored_as_scd_type='bitemporal'.") -%}
+  {%- endif -%}
+
+  {%- set ctu_name = auto_cdc._config_value('columns_to_update') -%}
+  {%- set ctu_column = none -%}
+  {%- if ctu_name is not none -%}
+    {%- set ctu_column = (auto_cdc._resolve_columns('columns_to_update', [ctu_name], source_columns, errors) or [none])[0] -%}
+    {%- for name in ['ignore_null_updates', 'ignore_null_updates_column_list', 'ignore_null_updates_except_column_list'] -%}
+      {%- if auto_cdc._config_value(name) not in [none, false] -%}
+        {%- do errors.append("`columns_to_update` and `" ~ name ~ "` cannot be combined: an event either lists the columns it writes or skips NULLs, not both.") -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- if scd_type == 'bitemporal' -%}
+      {%- do errors.append("`columns_to_update` is not supported with stored_as_scd_type='bitemporal'.") -%}
+    {%- endif -%}
+  {%- endif -%}
+
+  {%- set candidates = [] -%}
+  {%- for column in source_columns -%}
+    {%- if column != ctu_column -%}{%- do candidates.append(column) -%}{%- endif -%}
+  {%- endfor -%}
+  {%- set column_list = auto_cdc._config_value('column_list') -%}
+  {%- set except_column_list = auto_cdc._config_value('except_column_list') -%}
+  {%- set chosen = candidates -%}
+  {%- if column_list is not none -%}
+    {%- set listed = auto_cdc._resolve_columns('column_list', auto_cdc._as_list(column_list), source_columns, errors) -%}
+    {%- if ctu_column is not none and ctu_column in listed -%}
+      {%- do errors.append("`column_list` names '" ~ ctu_column ~ "', the `columns_to_update` column; it is control data and is never written: remove it from the list.") -%}
+    {%- endif -%}
+    {%- set chosen = [] -%}
+    {%- for column in candidates -%}
+      {%- if column in listed or column in keys -%}{%- do chosen.append(column) -%}{%- endif -%}
+    {%- endfor -%}
+  {%- elif except_column_list is not none -%}
+    {%- set excluded = auto_cdc._resolve_columns('except_column_list', auto_cdc._as_list(except_column_list), source_columns, errors) -%}
+    {%- set chosen = [] -%}
+    {%- for column in candidates -%}
+      {%- if column not in excluded or column in keys -%}{%- do chosen.append(column) -%}{%- endif -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- set value_columns = [] -%}
+  {%- for column in chosen -%}
+    {%- if column not in keys -%}{%- do value_columns.append(column) -%}{%- endif -%}
+  {%- endfor -%}
+
+  {#- Partial updates: which value columns keep their stored value when an event carries NULL. -#}
+  {%- set ignore_null_columns = [] -%}
+  {%- set ignore_all = auto_cdc._config_value('ignore_null_updates', false) -%}
+  {%- if ignore_all not in [true, false] -%}
+    {%- do errors.append("`ignore_null_updates` must be true or false, not '" ~ ignore_all ~ "'.") -%}
+  {%- endif -%}
+  {%- set inu_list = auto_cdc._config_value('ignore_null_updates_column_list') -%}
+  {%- set inu_except = auto_cdc._config_value('ignore_null_updates_except_column_list') -%}
+  {%- set given = (1 if ignore_all is sameas true else 0) + (0 if inu_list is none else 1) + (0 if inu_except is none else 1) -%}
+  {%- if given > 1 -%}
+    {%- do errors.append("set only one of `ignore_null_updates`, `ignore_null_updates_column_list` and `ignore_null_updates_except_column_list`.") -%}
+  {%- endif -%}
+  {%- if ignore_all is sameas true -%}
+    {%- set ignore_null_columns = value_columns -%}
+  {%- elif inu_list is not none or inu_except is not none -%}
+    {%- set config_name = 'ignore_null_updates_column_list' if inu_list is not none else 'ignore_null_updates_except_column_list' -%}
+    {%- set named = auto_cdc._resolve_columns(config_name, auto_cdc._as_list(inu_list if inu_list is not none else inu_except), source_columns, errors) -%}
+    {%- for column in named -%}
+      {%- if column not in value_columns -%}
+        {%- do errors.append("`" ~ config_name ~ "` names '" ~ column ~ "', which is not a non-key column written to the target.") -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- for column in value_columns -%}
+      {%- if (column in named) == (inu_list is not none) -%}{%- do ignore_null_columns.append(column) -%}{%- endif -%}
+    {%- endfor -%}
+  {%- endif -%}
+
+  {#- Incremental reading, tombstones, schema changes -#}
+  {%- set checkpoint_name = auto_cdc._config_value('checkpoint_column') -%}
+  {%- set checkpoint_column = none -%}
+  {%- if checkpoint_name is not none -%}
+    {%- set checkpoint_column = (auto_cdc._resolve_columns('checkpoint_column', [checkpoint_name], source_columns, errors) or [none])[0] -%}
+  {%- endif -%}
+  {%- set retention = auto_cdc._config_value('tombstone_retention', 172800) -%}
+  {%- if retention is not number or retention is sameas true or retention is sameas false or retention < 0 -%}
+    {%- do errors.append("`tombstone_retention` must be a whole number of seconds >= 0, not '" ~ retention ~ "'.") -%}
+  {%- endif -%}
+  {%- set on_schema_change = auto_cdc._config_value('on_schema_change', 'append_new_columns') -%}
+  {%- if on_schema_change not in ['append_new_columns', 'fail', 'ignore'] -%}
+    {%- do errors.append("`on_schema_change` is '" ~ on_schema_change ~ "'; auto_cdc supports 'append_new_columns' (default), 'fail' and 'ignore'.") -%}
+  {%- endif -%}
+
+  {%- if errors -%}
+    {%- do exceptions.raise_compiler_error(
+          "auto_cdc: model '" ~ model.name ~ "' is not configured correctly; nothing was written.\n  - "
+          ~ (errors | join('\n  - '))) -%}
+  {%- endif -%}
+
+  {{ return({
+      'model_name': model.name,
+      'scd_type': scd_type,
+      'key_columns': keys,
+      'sequence_exprs': sequence_exprs,
+      'sequence_columns': sequence_columns,
+      'seq_parts': sequence_exprs | length,
+      'deletes_expr': deletes_expr,
+      'truncates_expr': truncates_expr,
+      'written_columns': chosen,
+      'value_columns': value_columns,
+      'ignore_null_columns': ignore_null_columns,
+      'columns_to_update': ctu_column,
+      'partial': (ignore_null_columns | length > 0) or ctu_column is not none,
+      'checkpoint_column': checkpoint_column,
+      'tombstone_retention': retention,
+      'on_schema_change': on_schema_change,
+  }) }}
+{%- endmacro %}

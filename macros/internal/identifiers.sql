@@ -1,0 +1,58 @@
+{#- Identifier helpers. Every column name that reaches SQL goes through `quote_identifier`,
+    every object name auto_cdc derives goes through `derived_name` (PostgreSQL cuts names at
+    63 characters; a cut name would silently collide). -#}
+
+{% macro quote_identifier(name) -%}
+  {{ return(adapter.dispatch('quote_identifier', 'auto_cdc')(name)) }}
+{%- endmacro %}
+
+{% macro default__quote_identifier(name) -%}
+  {#- Standard SQL: double quotes, an embedded quote doubled. -#}
+  {{ return('"' ~ (name | replace('"', '""')) ~ '"') }}
+{%- endmacro %}
+
+
+{% macro max_identifier_length() -%}
+  {{ return(adapter.dispatch('max_identifier_length', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__max_identifier_length() -%}
+  {{ return(63) }}
+{%- endmacro %}
+
+
+{% macro derived_name(base, suffix) -%}
+  {#- `base ~ suffix`, shortened with a hash of the full name when it would be too long. -#}
+  {%- set full = base ~ suffix -%}
+  {%- set limit = auto_cdc.max_identifier_length() -%}
+  {%- if full | length <= limit -%}
+    {{ return(full) }}
+  {%- endif -%}
+  {%- set hash = local_md5(full)[:8] -%}
+  {{ return(base[: limit - (suffix | length) - 9] ~ '_' ~ hash ~ suffix) }}
+{%- endmacro %}
+
+
+{% macro quoted_list(names, prefix='') -%}
+  {#- "a", "b" (optionally each as prefix."a"). -#}
+  {%- set out = [] -%}
+  {%- for name in names -%}
+    {%- do out.append(prefix ~ auto_cdc.quote_identifier(name)) -%}
+  {%- endfor -%}
+  {{ return(out | join(', ')) }}
+{%- endmacro %}
+
+
+{% macro keys_match(keys, left, right) -%}
+  {#- Join condition on the keys. Keys are never NULL (the batch is validated), so `=` is exact. -#}
+  {%- set out = [] -%}
+  {%- for key in keys -%}
+    {%- do out.append(left ~ '.' ~ auto_cdc.quote_identifier(key) ~ ' = ' ~ right ~ '.' ~ auto_cdc.quote_identifier(key)) -%}
+  {%- endfor -%}
+  {{ return(out | join(' and ')) }}
+{%- endmacro %}
+
+
+{% macro string_literal(value) -%}
+  {{ return("'" ~ (value | string | replace("'", "''")) ~ "'") }}
+{%- endmacro %}

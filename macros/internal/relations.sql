@@ -1,0 +1,79 @@
+{#- The relations an auto_cdc model owns besides its target, and the small DDL steps on them
+    that differ between databases. -#}
+
+{% macro state_relations(target_relation) -%}
+  {#- Per-key state and run history live next to the target, named after it. -#}
+  {%- set base = target_relation.identifier -%}
+  {{ return({
+      'state': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_state')}, type='table'),
+      'runs': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_runs')}, type='table'),
+  }) }}
+{%- endmacro %}
+
+
+{% macro existing_relation(relation) -%}
+  {{ return(adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier)) }}
+{%- endmacro %}
+
+
+{% macro create_temp_table(relation, sql) -%}
+  {{ return(adapter.dispatch('create_temp_table', 'auto_cdc')(relation, sql)) }}
+{%- endmacro %}
+
+{% macro default__create_temp_table(relation, sql) -%}
+  create temporary table {{ relation }} as
+  {{ sql }}
+{%- endmacro %}
+
+
+{% macro create_key_index(relation, columns, unique=true) -%}
+  {{ return(adapter.dispatch('create_key_index', 'auto_cdc')(relation, columns, unique)) }}
+{%- endmacro %}
+
+{% macro default__create_key_index(relation, columns, unique) -%}
+  {#- An index on the keys keeps every apply proportional to the batch, not the table. -#}
+  {%- set name = auto_cdc.derived_name(relation.identifier, '__cdc_key') -%}
+  create {{ 'unique' if unique }} index {{ auto_cdc.quote_identifier(name) }}
+    on {{ relation }} ({{ auto_cdc.quoted_list(columns) }})
+{%- endmacro %}
+
+{% macro duckdb__create_key_index(relation, columns, unique) -%}
+  {#- DuckDB joins by hashing and prunes with zone maps; an ART index would only slow
+      every update and adds no speed to set-based joins. -#}
+{%- endmacro %}
+
+
+{% macro lock_target(relation) -%}
+  {{ return(adapter.dispatch('lock_target', 'auto_cdc')(relation)) }}
+{%- endmacro %}
+
+{% macro default__lock_target(relation) -%}
+  {#- DuckDB allows a single writer per database file: nothing to do. -#}
+{%- endmacro %}
+
+{% macro postgres__lock_target(relation) -%}
+  {#- Serialise runs of the same model: a second run waits here until the first commits, then
+      reads the state the first one left. The lock ends with the transaction. -#}
+  {% call statement('auto_cdc_lock') -%}
+    select pg_advisory_xact_lock(hashtext({{ auto_cdc.string_literal(relation | string) }}))
+  {%- endcall %}
+{%- endmacro %}
+
+
+{% macro add_columns(relation, columns) -%}
+  {#- The ALTER statements adding `columns` (dicts with 'name' and 'data_type'). -#}
+  {{ return(adapter.dispatch('add_columns', 'auto_cdc')(relation, columns)) }}
+{%- endmacro %}
+
+{% macro default__add_columns(relation, columns) -%}
+  {%- set statements = [] -%}
+  {%- for column in columns -%}
+    {%- do statements.append('alter table ' ~ relation ~ ' add column ' ~ auto_cdc.quote_identifier(column.name) ~ ' ' ~ column.data_type) -%}
+  {%- endfor -%}
+  {{ return(statements) }}
+{%- endmacro %}
+
+
+{% macro seconds_ago(seconds) -%}
+  {{ return(dbt.dateadd('second', -1 * seconds, dbt.current_timestamp())) }}
+{%- endmacro %}

@@ -1,0 +1,76 @@
+{#- A sequence is one or more parts (`sequence_by` may be a list, ordered lexicographically).
+    Internally each part is its own column: `<prefix>` for one part, `<prefix>_1..n` for more.
+    Comparisons use row constructors, which PostgreSQL and DuckDB both order lexicographically.
+    A sequence is either wholly present or wholly absent (NULL parts are rejected up front),
+    so testing the first part for NULL tells whether it is there. -#}
+
+{% macro seq_names(prefix, n) -%}
+  {%- if n == 1 -%}{{ return([prefix]) }}{%- endif -%}
+  {%- set out = [] -%}
+  {%- for p in range(1, n + 1) -%}{%- do out.append(prefix ~ '_' ~ p) -%}{%- endfor -%}
+  {{ return(out) }}
+{%- endmacro %}
+
+
+{% macro seq_row(prefix, n, alias=none) -%}
+  {%- set dot = (alias ~ '.') if alias else '' -%}
+  {%- set parts = [] -%}
+  {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do parts.append(dot ~ name) -%}{%- endfor -%}
+  {{ return('(' ~ (parts | join(', ')) ~ ')') }}
+{%- endmacro %}
+
+
+{% macro seq_first(prefix, n, alias=none) -%}
+  {%- set dot = (alias ~ '.') if alias else '' -%}
+  {{ return(dot ~ auto_cdc.seq_names(prefix, n)[0]) }}
+{%- endmacro %}
+
+
+{% macro seq_cmp(a, b, n, op, alias_a=none, alias_b=none) -%}
+  {#- True when `a` is present and either `b` is absent or `a <op> b`. -#}
+  {{ return('(' ~ auto_cdc.seq_first(a, n, alias_a) ~ ' is not null and (' ~ auto_cdc.seq_first(b, n, alias_b)
+            ~ ' is null or ' ~ auto_cdc.seq_row(a, n, alias_a) ~ ' ' ~ op ~ ' ' ~ auto_cdc.seq_row(b, n, alias_b) ~ '))') }}
+{%- endmacro %}
+
+
+{% macro seq_greatest(a, b, n, out) -%}
+  {#- Select list: the greater of sequences `a` and `b` (either may be absent) as `out`. -#}
+  {%- set a_names = auto_cdc.seq_names(a, n) -%}
+  {%- set b_names = auto_cdc.seq_names(b, n) -%}
+  {%- set cols = [] -%}
+  {%- for out_name in auto_cdc.seq_names(out, n) -%}
+    {%- do cols.append('case when ' ~ auto_cdc.seq_cmp(a, b, n, '>=') ~ ' then ' ~ a_names[loop.index0]
+                       ~ ' else ' ~ b_names[loop.index0] ~ ' end as ' ~ out_name) -%}
+  {%- endfor -%}
+  {{ return(cols | join(',\n    ')) }}
+{%- endmacro %}
+
+
+{% macro seq_select(source, out, n, condition=none, alias=none, over=none) -%}
+  {#- Select list: sequence `source` renamed `out`; NULL where `condition` is false;
+      with `over`, the first such value in that window. -#}
+  {%- set src = auto_cdc.seq_names(source, n) -%}
+  {%- set dot = (alias ~ '.') if alias else '' -%}
+  {%- set cols = [] -%}
+  {%- for out_name in auto_cdc.seq_names(out, n) -%}
+    {%- set value = dot ~ src[loop.index0] -%}
+    {%- if condition -%}{%- set value = 'case when ' ~ condition ~ ' then ' ~ value ~ ' end' -%}{%- endif -%}
+    {%- if over -%}{%- set value = 'first_value(' ~ value ~ ') over ' ~ over -%}{%- endif -%}
+    {%- do cols.append(value ~ ' as ' ~ out_name) -%}
+  {%- endfor -%}
+  {{ return(cols | join(',\n    ')) }}
+{%- endmacro %}
+
+
+{% macro seq_older(a, b, n, alias_a=none, alias_b=none) -%}
+  {#- True when both are present and `a < b`. -#}
+  {{ return('(' ~ auto_cdc.seq_first(a, n, alias_a) ~ ' is not null and ' ~ auto_cdc.seq_first(b, n, alias_b) ~ ' is not null and '
+            ~ auto_cdc.seq_row(a, n, alias_a) ~ ' < ' ~ auto_cdc.seq_row(b, n, alias_b) ~ ')') }}
+{%- endmacro %}
+
+
+{% macro seq_order(prefix, n, direction='desc') -%}
+  {%- set parts = [] -%}
+  {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do parts.append(name ~ ' ' ~ direction) -%}{%- endfor -%}
+  {{ return(parts | join(', ')) }}
+{%- endmacro %}

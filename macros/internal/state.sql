@@ -1,0 +1,118 @@
+{#- State beside the target: one row per key that has a visible row or a live tombstone
+    (`<target>__cdc_state`), and one row per run (`<target>__cdc_runs`), which also carries the
+    table-wide facts: the truncate watermark and the checkpoint. -#}
+
+{% macro column_seq_prefix(column) -%}
+  {#- Partial updates: the state column (prefix) holding the sequence that last wrote `column`.
+      Always a plain lower-case identifier, so it needs no quoting. -#}
+  {%- set safe = modules.re.sub('[^a-z0-9_]', '_', column | lower) -%}
+  {%- set name = '__cdc_seq__' ~ safe -%}
+  {%- if safe != column | lower or name | length > 56 -%}
+    {%- set name = name[:44] ~ '_' ~ local_md5(column)[:10] -%}
+  {%- endif -%}
+  {{ return(name) }}
+{%- endmacro %}
+
+
+{% macro state_columns_sql(cfg, source_alias) -%}
+  {#- Select list that gives the state table its columns and types, from the batch. -#}
+  {%- set n = cfg.seq_parts -%}
+  {{ auto_cdc.quoted_list(cfg.key_columns, source_alias ~ '.') }},
+  {{ auto_cdc.seq_select('__cdc_seq', '__cdc_upsert_seq', n, alias=source_alias) }},
+  {{ auto_cdc.seq_select('__cdc_seq', '__cdc_delete_seq', n, alias=source_alias) }},
+  {{ dbt.current_timestamp() }} as __cdc_deleted_at
+  {%- if cfg.partial %}
+  {%- for column in cfg.value_columns %},
+  {{ auto_cdc.seq_select('__cdc_seq', auto_cdc.column_seq_prefix(column), n, alias=source_alias) }}
+  {%- endfor %}
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro create_state_tables(cfg, batch, target, state) -%}
+  {#- Empty target, state and run history, typed after the batch. -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- set runs_columns -%}
+      cast(0 as {{ dbt.type_bigint() }}) as run_id,
+      cast(null as {{ dbt.type_string() }}) as invocation_id,
+      {{ dbt.current_timestamp() }} as applied_at,
+      cast(false as {{ dbt.type_boolean() }}) as full_refresh,
+      cast(0 as {{ dbt.type_bigint() }}) as num_events,
+      cast(0 as {{ dbt.type_bigint() }}) as num_upserted_rows,
+      cast(0 as {{ dbt.type_bigint() }}) as num_deleted_rows,
+      cast(null as {{ dbt.type_string() }}) as checkpoint_column,
+      cast(null as {{ dbt.type_string() }}) as checkpoint_value,
+      {{ auto_cdc.seq_select('__cdc_seq', 'truncate_seq', n) }}
+  {%- endset -%}
+  {%- do auto_cdc.run_statements([
+      'create table ' ~ target ~ ' as select ' ~ auto_cdc.quoted_list(cfg.written_columns) ~ ' from ' ~ batch ~ ' where 1 = 0',
+      'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.state_columns_sql(cfg, 'b') ~ ' from ' ~ batch ~ ' as b where 1 = 0',
+      'create table ' ~ state.runs ~ ' as select ' ~ runs_columns ~ ' from ' ~ batch ~ ' where 1 = 0',
+      auto_cdc.create_key_index(target, cfg.key_columns),
+      auto_cdc.create_key_index(state.state, cfg.key_columns),
+  ]) -%}
+{%- endmacro %}
+
+
+{% macro run_statements(statements) -%}
+  {#- One statement per call: not every driver accepts several in one execute. -#}
+  {%- for sql in statements -%}
+    {%- if sql | trim -%}
+      {% call statement('auto_cdc_step') %}{{ sql }}{% endcall %}
+    {%- endif -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro last_run(runs_relation) -%}
+  {#- The latest run's row as a dict, or none before the first run. -#}
+  {%- set rows = run_query('select checkpoint_column, checkpoint_value from ' ~ runs_relation ~ ' order by run_id desc limit 1').rows -%}
+  {{ return(none if rows | length == 0 else {'checkpoint_column': rows[0][0], 'checkpoint_value': rows[0][1]}) }}
+{%- endmacro %}
+
+
+{% macro evolve_state(cfg, state) -%}
+  {#- Keep the state's per-column sequences in step with the partial-update configuration.
+      Turning partial updates on: every column was last written by the row's last upsert.
+      A column added later has never been written. Turning them off drops the columns, so a
+      later switch back cannot read stale sequences. -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- set existing = [] -%}
+  {%- for column in adapter.get_columns_in_relation(state) -%}{%- do existing.append(column.name | lower) -%}{%- endfor -%}
+  {%- for name in auto_cdc.seq_names('__cdc_upsert_seq', n) + auto_cdc.seq_names('__cdc_delete_seq', n) -%}
+    {%- if name not in existing -%}
+      {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': `sequence_by` now has " ~ n
+          ~ " part(s), which does not match the stored state; nothing was written. Rebuild with `dbt run --full-refresh -s "
+          ~ cfg.model_name ~ "`.") -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set stored_colseq = [] -%}
+  {%- for name in existing -%}{%- if name.startswith('__cdc_seq__') -%}{%- do stored_colseq.append(name) -%}{%- endif -%}{%- endfor -%}
+  {%- set statements = [] -%}
+  {%- if cfg.partial -%}
+    {%- for column in cfg.value_columns -%}
+      {%- set names = auto_cdc.seq_names(auto_cdc.column_seq_prefix(column), n) -%}
+      {%- if names[0] not in existing -%}
+        {%- set fill = stored_colseq | length == 0 -%}
+        {%- for name in names -%}
+          {%- set upsert_name = auto_cdc.seq_names('__cdc_upsert_seq', n)[loop.index0] -%}
+          {%- do statements.append('alter table ' ~ state ~ ' add column ' ~ name ~ ' ' ~ auto_cdc.column_type(state, upsert_name)) -%}
+          {%- if fill -%}{%- do statements.append('update ' ~ state ~ ' set ' ~ name ~ ' = ' ~ upsert_name) -%}{%- endif -%}
+        {%- endfor -%}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- else -%}
+    {%- for name in stored_colseq -%}
+      {%- do statements.append('alter table ' ~ state ~ ' drop column ' ~ name) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- do auto_cdc.run_statements(statements) -%}
+{%- endmacro %}
+
+
+{% macro column_type(relation, name) -%}
+  {%- for column in adapter.get_columns_in_relation(relation) -%}
+    {%- if column.name | lower == name | lower -%}{{ return(column.data_type) }}{%- endif -%}
+  {%- endfor -%}
+  {{ return(none) }}
+{%- endmacro %}

@@ -1,0 +1,80 @@
+{#- materialized='auto_cdc': applies a change feed to a target table (see README).
+    This file only orchestrates; the SQL comes from the dispatched macros it calls. -#}
+
+{% materialization auto_cdc, default %}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set state = auto_cdc.state_relations(target_relation) -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set temps = {
+      'probe': make_temp_relation(target_relation, '__cdc_probe'),
+      'batch': make_temp_relation(target_relation, '__cdc_batch'),
+      'changes': make_temp_relation(target_relation, '__cdc_changes'),
+  } -%}
+
+  {{ run_hooks(pre_hooks, inside_transaction=False) }}
+  {{ run_hooks(pre_hooks, inside_transaction=True) }}
+  {%- do auto_cdc.lock_target(target_relation) -%}
+
+  {#- 1. Read and validate the configuration against the model query's columns. -#}
+  {%- set source_columns = auto_cdc.query_columns(sql, temps.probe) -%}
+  {%- set cfg = auto_cdc.read_cdc_config(source_columns | map(attribute='name') | list) -%}
+
+  {#- 2. Rebuild from scratch, or apply incrementally? -#}
+  {%- set existing_state = auto_cdc.existing_relation(state.state) -%}
+  {%- set existing_runs = auto_cdc.existing_relation(state.runs) -%}
+  {%- set rebuild = should_full_refresh() or existing_relation is none or not existing_relation.is_table
+                    or existing_state is none or existing_runs is none -%}
+  {%- set previous = none if rebuild else auto_cdc.last_run(state.runs) -%}
+
+  {#- 3. Read this run's events once, then reject bad data before writing anything. -#}
+  {%- set checkpoint_filter = auto_cdc.checkpoint_filter(cfg, previous, source_columns) -%}
+  {%- call statement('auto_cdc_batch') -%}
+    {{ auto_cdc.create_temp_table(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter)) }}
+  {%- endcall -%}
+  {%- set shape = auto_cdc.validate_batch(cfg, temps.batch) -%}
+  {%- if not rebuild -%}
+    {%- set cfg = auto_cdc.reconcile_schema(cfg, target_relation, temps.batch) -%}
+  {%- endif -%}
+
+  {#- 4. Write: fresh tables when rebuilding, then one set-based apply. -#}
+  {%- if rebuild -%}
+    {%- for relation in [existing_relation, existing_state, existing_runs] -%}
+      {%- if relation is not none -%}{%- do adapter.drop_relation(relation) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- do auto_cdc.create_state_tables(cfg, temps.batch, target_relation, state) -%}
+  {%- else -%}
+    {%- do auto_cdc.evolve_state(cfg, state.state) -%}
+  {%- endif -%}
+
+  {%- set arg_dict = {
+      'cfg': cfg, 'batch': temps.batch, 'changes': temps.changes, 'target': target_relation,
+      'state': state.state, 'runs': state.runs, 'full_refresh': rebuild,
+      'truncating': shape.n_truncates > 0,
+      'previous_checkpoint': previous.checkpoint_value if previous and previous.checkpoint_column == cfg.checkpoint_column else none,
+  } -%}
+  {%- call statement('auto_cdc_changes') -%}
+    {{ auto_cdc.create_temp_table(temps.changes, auto_cdc.scd1_changes_sql(arg_dict)) }}
+  {%- endcall -%}
+  {%- set metrics = auto_cdc.change_metrics(temps.changes, shape) -%}
+  {%- do arg_dict.update({'metrics': metrics}) -%}
+  {%- do auto_cdc.run_statements(auto_cdc.scd1_apply_statements(arg_dict)) -%}
+  {%- do auto_cdc.run_statements([auto_cdc.record_run_sql(arg_dict)]) -%}
+  {%- if arg_dict.truncating -%}
+    {%- do auto_cdc.run_statements([auto_cdc.drop_dominated_tombstones_sql(arg_dict)]) -%}
+  {%- endif -%}
+  {%- do auto_cdc.report(cfg, metrics) -%}
+
+  {#- 5. The usual dbt finish: grants, docs, hooks, one commit. -#}
+  {%- set should_revoke = should_revoke(existing_relation, full_refresh_mode=rebuild) -%}
+  {%- do apply_grants(target_relation, grant_config, should_revoke=should_revoke) -%}
+  {%- do persist_docs(target_relation, model) -%}
+  {{ run_hooks(post_hooks, inside_transaction=True) }}
+  {%- for relation in [temps.batch, temps.changes] -%}
+    {%- do adapter.drop_relation(relation) -%}
+  {%- endfor -%}
+  {%- do adapter.commit() -%}
+  {{ run_hooks(post_hooks, inside_transaction=False) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

@@ -1,0 +1,98 @@
+{#- Writes the resolved changes: the target first, then the state, each in one statement per
+    kind of change. All of it runs inside the model's single transaction. -#}
+
+{% macro scd1_apply_statements(arg_dict) -%}
+  {{ return(adapter.dispatch('scd1_apply_statements', 'auto_cdc')(arg_dict)) }}
+{%- endmacro %}
+
+{% macro default__scd1_apply_statements(arg_dict) -%}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set n = cfg.seq_parts -%}
+  {%- set keys = cfg.key_columns -%}
+  {%- set changes = arg_dict.changes -%}
+  {%- set target = arg_dict.target -%}
+  {%- set state = arg_dict.state -%}
+  {%- set written = keys + cfg.value_columns -%}
+  {%- set state_columns = auto_cdc.seq_names('__cdc_upsert_seq', n) + auto_cdc.seq_names('__cdc_delete_seq', n) + ['__cdc_deleted_at'] -%}
+  {%- if cfg.partial -%}
+    {%- for column in cfg.value_columns -%}
+      {%- do state_columns.extend(auto_cdc.seq_names(auto_cdc.column_seq_prefix(column), n)) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- set statements = [] -%}
+
+  {%- do statements.append(
+    'delete from ' ~ target ~ ' as t using ' ~ changes ~ ' as c where ' ~ auto_cdc.keys_match(keys, 't', 'c')
+    ~ " and c.__cdc_action = 'delete'") -%}
+
+  {%- if cfg.value_columns -%}
+    {%- set assignments = [] -%}
+    {%- for column in cfg.value_columns -%}
+      {%- do assignments.append(auto_cdc.quote_identifier(column) ~ ' = c.' ~ auto_cdc.quote_identifier(column)) -%}
+    {%- endfor -%}
+    {%- do statements.append(
+      'update ' ~ target ~ ' as t set ' ~ (assignments | join(', ')) ~ ' from ' ~ changes ~ ' as c where '
+      ~ auto_cdc.keys_match(keys, 't', 'c') ~ " and c.__cdc_action = 'update'") -%}
+  {%- endif -%}
+
+  {%- do statements.append(
+    'insert into ' ~ target ~ ' (' ~ auto_cdc.quoted_list(written) ~ ') select ' ~ auto_cdc.quoted_list(written)
+    ~ ' from ' ~ changes ~ " where __cdc_action = 'insert'") -%}
+
+  {#- State: every touched key's row is replaced; keys with neither a row nor a live tombstone
+      drop out. -#}
+  {%- do statements.append(
+    'delete from ' ~ state ~ ' as s using ' ~ changes ~ ' as c where ' ~ auto_cdc.keys_match(keys, 's', 'c')) -%}
+  {%- do statements.append(
+    'insert into ' ~ state ~ ' (' ~ auto_cdc.quoted_list(keys) ~ ', ' ~ (state_columns | join(', ')) ~ ') select '
+    ~ auto_cdc.quoted_list(keys) ~ ', ' ~ (state_columns | join(', ')) ~ ' from ' ~ changes
+    ~ ' where ' ~ auto_cdc.seq_first('__cdc_upsert_seq', n) ~ ' is not null or ' ~ auto_cdc.seq_first('__cdc_delete_seq', n) ~ ' is not null') -%}
+
+  {#- Forget tombstones past their retention. -#}
+  {%- do statements.append(
+    'delete from ' ~ state ~ ' where ' ~ auto_cdc.seq_first('__cdc_upsert_seq', n) ~ ' is null and __cdc_deleted_at < '
+    ~ auto_cdc.seconds_ago(cfg.tombstone_retention)) -%}
+  {{ return(statements) }}
+{%- endmacro %}
+
+
+{% macro record_run_sql(arg_dict) -%}
+  {#- Appends this run's row to the run history: metrics, checkpoint and truncate watermark. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set n = cfg.seq_parts -%}
+  {%- set runs = arg_dict.runs -%}
+  {%- set checkpoint = cfg.checkpoint_column -%}
+  insert into {{ runs }} (run_id, invocation_id, applied_at, full_refresh, num_events, num_upserted_rows, num_deleted_rows,
+                          checkpoint_column, checkpoint_value, {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }})
+  with {{ auto_cdc.watermark_ctes(cfg, arg_dict.batch, runs) }}
+  select
+    (select coalesce(max(run_id), 0) + 1 from {{ runs }}),
+    {{ auto_cdc.string_literal(invocation_id) }},
+    {{ dbt.current_timestamp() }},
+    {{ 'true' if arg_dict.full_refresh else 'false' }},
+    {{ arg_dict.metrics.n_events }},
+    {{ arg_dict.metrics.num_upserted_rows }},
+    {{ arg_dict.metrics.num_deleted_rows }},
+    {%- if checkpoint %}
+    {{ auto_cdc.string_literal(checkpoint) }},
+    coalesce(
+      (select cast(max({{ auto_cdc.quote_identifier(checkpoint) }}) as {{ dbt.type_string() }}) from {{ arg_dict.batch }}),
+      {{ 'null' if arg_dict.previous_checkpoint is none else auto_cdc.string_literal(arg_dict.previous_checkpoint) }}
+    ),
+    {%- else %}
+    null, null,
+    {%- endif %}
+    {{ auto_cdc.seq_names('__t', n) | join(', ') }}
+  from watermark
+{%- endmacro %}
+
+
+{% macro drop_dominated_tombstones_sql(arg_dict) -%}
+  {#- After a truncate, tombstones older than the watermark are redundant: it blocks those
+      late upserts on its own. -#}
+  {%- set n = arg_dict.cfg.seq_parts -%}
+  delete from {{ arg_dict.state }} as s
+  using (select {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }} from {{ arg_dict.runs }} order by run_id desc limit 1) as w
+  where s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null
+    and {{ auto_cdc.seq_older('__cdc_delete_seq', 'truncate_seq', n, 's', 'w') }}
+{%- endmacro %}
