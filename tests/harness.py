@@ -1,0 +1,225 @@
+"""A throwaway dbt project that uses the auto_cdc package, on DuckDB or PostgreSQL.
+
+Tests write models, load source rows with plain SQL, run dbt in-process and read tables back
+through the database's own driver. Nothing is mocked: the SQL runs on real databases.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import psycopg2
+from dbt.cli.main import dbtRunner
+
+from postgres_server import PostgresServer
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ADAPTERS = ("duckdb", "postgres")
+
+
+@dataclass
+class RunOutcome:
+    success: bool
+    results: list[Any]
+    error: str
+
+    def message(self, node_name: str) -> str:
+        for result in self.results:
+            if result.node.name == node_name:
+                return str(result.message)
+        raise KeyError(node_name)
+
+    def metrics(self, node_name: str) -> tuple[int, int]:
+        """(num_upserted_rows, num_deleted_rows) as reported in the node's message."""
+        fields = dict(part.split("=") for part in self.message(node_name).split())
+        return int(fields["num_upserted_rows"]), int(fields["num_deleted_rows"])
+
+
+class CdcProject:
+    """One dbt project directory and one schema, on one adapter."""
+
+    def __init__(self, path: Path, adapter: str, postgres: PostgresServer | None) -> None:
+        self.path = path
+        self.adapter = adapter
+        self.postgres = postgres
+        self.schema = "main" if adapter == "duckdb" else f"cdc_{uuid.uuid4().hex[:12]}"
+        (path / "models").mkdir(parents=True, exist_ok=True)
+        (path / "dbt_packages").mkdir(exist_ok=True)
+        link = path / "dbt_packages" / "auto_cdc"
+        if not link.exists():
+            link.symlink_to(REPO_ROOT, target_is_directory=True)  # what `dbt deps` does for a local package
+        (path / "dbt_project.yml").write_text(
+            "name: cdc_test\nversion: '1.0.0'\nconfig-version: 2\nprofile: cdc_test\n"
+            "flags:\n  send_anonymous_usage_stats: false\n"
+        )
+        (path / "packages.yml").write_text(f"packages:\n  - local: {REPO_ROOT}\n")
+        if adapter == "duckdb":
+            output = {"type": "duckdb", "path": str(path / "test.duckdb"), "threads": 1}
+        else:
+            assert postgres is not None
+            output = {
+                "type": "postgres",
+                "host": postgres.host,
+                "port": postgres.port,
+                "user": postgres.user,
+                "password": "",
+                "dbname": "postgres",
+                "schema": self.schema,
+                "threads": 1,
+            }
+        profile = {"cdc_test": {"target": adapter, "outputs": {adapter: output}}}
+        (path / "profiles.yml").write_text(json.dumps(profile))
+        if adapter == "postgres":
+            self.execute(f'create schema "{self.schema}"')
+
+    # --- models and data -------------------------------------------------------------------
+
+    def model(self, name: str, body: str, **config: Any) -> None:
+        """Write models/<name>.sql with an auto_cdc config block."""
+        config.setdefault("materialized", "auto_cdc")
+        args = ", ".join(f"{key}={_jinja_literal(value)}" for key, value in config.items())
+        (self.path / "models" / f"{name}.sql").write_text(f"{{{{ config({args}) }}}}\n{body}\n")
+
+    def relation(self, name: str) -> str:
+        return f'"{self.schema}"."{name}"'
+
+    def create_table(self, name: str, columns: dict[str, str]) -> None:
+        ddl = ", ".join(f'"{column}" {data_type}' for column, data_type in columns.items())
+        self.execute(f"drop table if exists {self.relation(name)}")
+        self.execute(f"create table {self.relation(name)} ({ddl})")
+
+    def insert(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
+        rows = [tuple(row) for row in rows]
+        if not rows:
+            return
+        marks = ", ".join(["?" if self.adapter == "duckdb" else "%s"] * len(rows[0]))
+        sql = f"insert into {self.relation(table)} values ({marks})"
+        with self._connect() as (conn, cursor):
+            cursor.executemany(sql, rows)
+            conn.commit()
+
+    def replace_rows(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.execute(f"delete from {self.relation(table)}")
+        self.insert(table, rows)
+
+    # --- running dbt -------------------------------------------------------------------------
+
+    def dbt(self, *args: str) -> RunOutcome:
+        command = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path), "--target", self.adapter]
+        result = dbtRunner().invoke(command)
+        self._release_duckdb()
+        results = list(getattr(result.result, "results", None) or [])
+        errors = [str(r.message) for r in results if str(r.status) in ("error", "fail")]
+        if result.exception is not None:
+            errors.append(str(result.exception))
+        return RunOutcome(success=bool(result.success), results=results, error="\n".join(errors))
+
+    def run(self, *select: str, full_refresh: bool = False, expect_success: bool = True) -> RunOutcome:
+        args = ["run"]
+        if select:
+            args += ["--select", *select]
+        if full_refresh:
+            args.append("--full-refresh")
+        outcome = self.dbt(*args)
+        if outcome.success != expect_success:
+            raise AssertionError(f"dbt run success={outcome.success}, expected {expect_success}:\n{outcome.error}")
+        return outcome
+
+    # --- reading back ------------------------------------------------------------------------
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        with self._connect() as (_, cursor):
+            cursor.execute(sql)
+            return [tuple(row) for row in cursor.fetchall()]
+
+    def execute(self, sql: str) -> None:
+        with self._connect() as (conn, cursor):
+            cursor.execute(sql)
+            conn.commit()
+
+    def rows(self, table: str) -> list[tuple[Any, ...]]:
+        """All rows of a table, sorted (NULLs first), as tuples."""
+        return sorted(self.query(f"select * from {self.relation(table)}"), key=_sort_key)
+
+    def columns(self, table: str) -> list[str]:
+        with self._connect() as (_, cursor):
+            cursor.execute(f"select * from {self.relation(table)} where 1 = 0")
+            return [d[0] for d in cursor.description]
+
+    def exists(self, table: str) -> bool:
+        found = self.query(
+            "select count(*) from information_schema.tables "
+            f"where table_schema = '{self.schema}' and table_name = '{table}'"
+        )
+        return found[0][0] > 0
+
+    def snapshot(self, *tables: str) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of the given tables, to show that a failed run changed nothing."""
+        return {table: self.rows(table) for table in tables if self.exists(table)}
+
+    def cdc_tables(self, model: str) -> tuple[str, str, str]:
+        return (model, f"{model}__cdc_state", f"{model}__cdc_runs")
+
+    def drop_model_tables(self, model: str) -> None:
+        for table in self.cdc_tables(model):
+            self.execute(f"drop table if exists {self.relation(table)}")
+
+    # --- connections ---------------------------------------------------------------------------
+
+    def _connect(self) -> _Connection:
+        return _Connection(self)
+
+    @staticmethod
+    def _release_duckdb() -> None:
+        """dbt-duckdb keeps its database open between invocations; close it so the test can read."""
+        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+        env = DuckDBConnectionManager._ENV
+        if env is not None:
+            env.close()
+            DuckDBConnectionManager._ENV = None
+
+    def close(self) -> None:
+        if self.adapter == "postgres":
+            self.execute(f'drop schema if exists "{self.schema}" cascade')
+
+
+class _Connection:
+    def __init__(self, project: CdcProject) -> None:
+        self.project = project
+
+    def __enter__(self) -> tuple[Any, Any]:
+        if self.project.adapter == "duckdb":
+            self.conn = duckdb.connect(str(self.project.path / "test.duckdb"))
+            return self.conn, self.conn
+        server = self.project.postgres
+        assert server is not None
+        self.conn = psycopg2.connect(host=server.host, port=server.port, user=server.user, dbname="postgres")
+        return self.conn, self.conn.cursor()
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+
+def _sort_key(row: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple((value is not None, str(type(value)), value if value is not None else 0) for value in row)
+
+
+def _jinja_literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_jinja_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_jinja_literal(k)}: {_jinja_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)

@@ -1,0 +1,99 @@
+"""SPEC 7.1 and 7.2 through dbt on both adapters: in one run, and split into several runs in
+different arrival orders. Each run sees only the events that arrived since the last one."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from harness import CdcProject
+from spec_data import FEED_MODEL, SPEC_7_1, SPEC_7_2, TRUNCATE_AT_3, USERS_CDF, USERS_COLUMNS, USERS_CONFIG
+
+
+def _setup(project: CdcProject) -> None:
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users", FEED_MODEL, **USERS_CONFIG)
+
+
+def _apply_in_batches(project: CdcProject, batches: list[list[tuple]]) -> list[tuple[int, int]]:
+    metrics = []
+    for batch in batches:
+        project.replace_rows("users_cdf", batch)
+        metrics.append(project.run("users").metrics("users"))
+    return metrics
+
+
+def _shuffled_split(events: list[tuple], seed: int, runs: int) -> list[list[tuple]]:
+    rng = random.Random(seed)
+    events = events[:]
+    rng.shuffle(events)
+    cuts = sorted(rng.sample(range(1, len(events)), runs - 1))
+    return [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)])]
+
+
+def test_spec_7_1_in_one_run(project: CdcProject) -> None:
+    _setup(project)
+    assert _apply_in_batches(project, [USERS_CDF]) == [(3, 0)]
+    assert project.rows("users") == SPEC_7_1
+    assert project.columns("users") == ["userId", "name", "city"]
+
+
+def test_spec_7_1_metrics_when_split_at_sequence_2(project: CdcProject) -> None:
+    _setup(project)
+    early = [e for e in USERS_CDF if e[4] <= 2]
+    late = [e for e in USERS_CDF if e[4] > 2]
+    assert _apply_in_batches(project, [early, late]) == [(4, 0), (1, 1)]
+    assert project.rows("users") == SPEC_7_1
+
+
+SPLITS = {
+    "one_event_per_run_reversed": [[e] for e in reversed(USERS_CDF)],
+    "newest_first": [[e for e in USERS_CDF if e[4] >= 5], [e for e in USERS_CDF if e[4] < 5]],
+    "shuffled_3_runs": _shuffled_split(USERS_CDF, seed=7, runs=3),
+    "shuffled_4_runs": _shuffled_split(USERS_CDF, seed=11, runs=4),
+}
+
+
+@pytest.mark.parametrize("split", SPLITS, ids=list(SPLITS))
+def test_spec_7_1_any_split_and_order(project: CdcProject, split: str) -> None:
+    _setup(project)
+    _apply_in_batches(project, SPLITS[split])
+    assert project.rows("users") == SPEC_7_1
+
+
+def test_spec_7_2_truncate_in_one_run(project: CdcProject) -> None:
+    _setup(project)
+    _apply_in_batches(project, [[*USERS_CDF, TRUNCATE_AT_3]])
+    assert project.rows("users") == SPEC_7_2
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_spec_7_2_truncate_split(project: CdcProject, seed: int) -> None:
+    _setup(project)
+    _apply_in_batches(project, _shuffled_split([*USERS_CDF, TRUNCATE_AT_3], seed=seed, runs=3))
+    assert project.rows("users") == SPEC_7_2
+
+
+def test_spec_7_2_truncate_arrives_last(project: CdcProject) -> None:
+    _setup(project)
+    metrics = _apply_in_batches(project, [USERS_CDF, [TRUNCATE_AT_3]])
+    assert metrics == [(3, 0), (0, 2)]
+    assert project.rows("users") == SPEC_7_2
+
+
+def test_rerun_without_new_events_changes_nothing(project: CdcProject) -> None:
+    _setup(project)
+    project.replace_rows("users_cdf", USERS_CDF)
+    project.run("users")
+    before = project.snapshot("users", "users__cdc_state")
+    assert project.run("users").metrics("users") == (0, 0)
+    assert project.snapshot("users", "users__cdc_state") == before
+
+
+def test_full_refresh_equals_one_run(project: CdcProject) -> None:
+    _setup(project)
+    _apply_in_batches(project, SPLITS["shuffled_3_runs"])
+    project.replace_rows("users_cdf", USERS_CDF)
+    assert project.run("users", full_refresh=True).metrics("users") == (3, 0)
+    assert project.rows("users") == SPEC_7_1
