@@ -198,7 +198,12 @@
   {%- if retention is not number or retention is sameas true or retention is sameas false or retention < 0 -%}
     {%- do errors.append("`tombstone_retention` must be a whole number of seconds >= 0, not '" ~ retention ~ "'.") -%}
   {%- endif -%}
-  {%- set on_schema_change = auto_cdc._config_value('on_schema_change', 'append_new_columns') -%}
+  {#- dbt gives every model on_schema_change='ignore' by default; auto_cdc's default is
+      'append_new_columns', so only a value the user actually set counts. -#}
+  {%- set on_schema_change = 'append_new_columns' -%}
+  {%- if 'on_schema_change' in (model.unrendered_config or {}) or (config.get('meta') or {}).get('on_schema_change') is not none -%}
+    {%- set on_schema_change = auto_cdc._config_value('on_schema_change') -%}
+  {%- endif -%}
   {%- if on_schema_change not in ['append_new_columns', 'fail', 'ignore'] -%}
     {%- do errors.append("`on_schema_change` is '" ~ on_schema_change ~ "'; auto_cdc supports 'append_new_columns' (default), 'fail' and 'ignore'.") -%}
   {%- endif -%}
