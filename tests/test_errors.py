@@ -1,0 +1,169 @@
+"""Bad configuration and bad data fail the run with a message naming the model and the config
+or column, before anything is written: a previously built target and its state are unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness import CdcProject
+
+EVENT_COLUMNS = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
+BASE = {"keys": ["id"], "sequence_by": "seq", "apply_as_deletes": "op = 'D'", "except_column_list": ["op", "seq"]}
+MODEL = "select * from {{ target.schema }}.events"
+FIRST_BATCH = [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)]
+
+
+def _built(project: CdcProject) -> dict[str, list[tuple[Any, ...]]]:
+    """A target built by one good run; returns everything in it and its state."""
+    project.create_table("events", EVENT_COLUMNS)
+    project.model("dim", MODEL, **BASE)
+    project.replace_rows("events", FIRST_BATCH)
+    project.run("dim")
+    project.replace_rows("events", [(1, "new", "x", "U", 2), (3, "c", "z", "U", 2)])
+    return project.snapshot(*project.cdc_tables("dim"))
+
+
+def _fails(project: CdcProject, *fragments: str) -> None:
+    outcome = project.run("dim", expect_success=False)
+    for fragment in ("'dim'", *fragments):
+        assert fragment in outcome.error, f"{fragment!r} not in:\n{outcome.error}"
+
+
+def _without(config: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if k not in names}
+
+
+CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "both_column_lists": ({**BASE, "column_list": ["name"]}, ["`column_list` and `except_column_list` are mutually exclusive"]),
+    "both_track_history_lists": (
+        {**BASE, "stored_as_scd_type": 2, "track_history_column_list": ["name"], "track_history_except_column_list": ["city"]},
+        ["`track_history_column_list` and `track_history_except_column_list` are mutually exclusive"],
+    ),
+    "truncates_with_scd2": (
+        {**BASE, "stored_as_scd_type": 2, "apply_as_truncates": "op = 'T'"},
+        ["`apply_as_truncates` is only supported with stored_as_scd_type=1"],
+    ),
+    "track_history_with_scd1": (
+        {**BASE, "track_history_column_list": ["name"]},
+        ["`track_history_column_list` only applies to stored_as_scd_type=2"],
+    ),
+    "system_sequence_without_bitemporal": (
+        {**BASE, "system_sequence_by": "seq"}, ["`system_sequence_by` only applies to stored_as_scd_type='bitemporal'"]
+    ),
+    "columns_to_update_with_ignore_nulls": (
+        {**BASE, "columns_to_update": "name", "ignore_null_updates": True},
+        ["`columns_to_update` and `ignore_null_updates` cannot be combined"],
+    ),
+    "unknown_scd_type": ({**BASE, "stored_as_scd_type": 3}, ["`stored_as_scd_type` is '3'; use 1, 2 or 'bitemporal'"]),
+    "scd2_not_available_yet": ({**BASE, "stored_as_scd_type": "2"}, ["`stored_as_scd_type=2` is not available"]),
+    "column_list_unknown_column": (
+        {**_without(BASE, "except_column_list"), "column_list": ["name", "nope"]},
+        ["`column_list` names column 'nope', which the model query does not return"],
+    ),
+    "except_column_list_unknown_column": (
+        {**BASE, "except_column_list": ["op", "sequence"]}, ["`except_column_list` names column 'sequence'"]
+    ),
+    "unknown_key": ({**BASE, "keys": ["id", "tenant"]}, ["`keys` names column 'tenant'"]),
+    "ignore_null_list_unknown_column": (
+        {**BASE, "ignore_null_updates_column_list": ["nmae"]}, ["`ignore_null_updates_column_list` names column 'nmae'"]
+    ),
+    "missing_keys": (_without(BASE, "keys"), ["`keys` is required"]),
+    "missing_sequence_by": (_without(BASE, "sequence_by"), ["`sequence_by` is required"]),
+    "negative_retention": ({**BASE, "tombstone_retention": -1}, ["`tombstone_retention` must be a whole number"]),
+    "unsupported_on_schema_change": (
+        {**BASE, "on_schema_change": "sync_all_columns"}, ["`on_schema_change` is 'sync_all_columns'"]
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CONFIG_ERRORS, ids=list(CONFIG_ERRORS))
+def test_config_error_changes_nothing(project: CdcProject, case: str) -> None:
+    before = _built(project)
+    config, fragments = CONFIG_ERRORS[case]
+    project.model("dim", MODEL, **config)
+    _fails(project, *fragments, "nothing was written")
+    assert project.snapshot(*project.cdc_tables("dim")) == before
+
+
+def test_several_config_errors_are_reported_together(project: CdcProject) -> None:
+    before = _built(project)
+    project.model("dim", MODEL, **{**BASE, "column_list": ["name"], "tombstone_retention": "soon"})
+    _fails(project, "mutually exclusive", "`tombstone_retention`")
+    assert project.snapshot(*project.cdc_tables("dim")) == before
+
+
+def test_reserved_source_column(project: CdcProject) -> None:
+    before = _built(project)
+    project.model("dim", 'select *, 1 as "__START_AT" from {{ target.schema }}.events', **BASE)
+    _fails(project, "'__START_AT'", "reserves")
+    assert project.snapshot(*project.cdc_tables("dim")) == before
+
+
+def test_config_error_on_first_run_creates_nothing(project: CdcProject) -> None:
+    project.create_table("events", EVENT_COLUMNS)
+    project.replace_rows("events", FIRST_BATCH)
+    project.model("dim", MODEL, **_without(BASE, "sequence_by"))
+    _fails(project, "`sequence_by` is required")
+    assert project.snapshot(*project.cdc_tables("dim")) == {}
+
+
+DATA_ERRORS: dict[str, tuple[list[tuple[Any, ...]], list[str]]] = {
+    "null_key": (
+        [(None, "a", "x", "U", 3), (None, None, None, "D", 4), (4, "d", "w", "U", 3)],
+        ["2 event(s) have a NULL in key column 'id'"],
+    ),
+    "null_sequence": ([(4, "d", "w", "U", None)], ["1 event(s) have a NULL sequence", "seq"]),
+    "conflicting_duplicates": (
+        [(4, "d", "w", "U", 3), (4, "e", "w", "U", 3)],
+        ["different events have the same key and sequence", "id=4", "tie-breaking column"],
+    ),
+    "delete_and_upsert_at_one_sequence": (
+        [(4, "d", "w", "U", 3), (4, None, None, "D", 3)], ["different events have the same key and sequence"]
+    ),
+}
+
+
+@pytest.mark.parametrize("case", DATA_ERRORS, ids=list(DATA_ERRORS))
+def test_bad_data_changes_nothing(project: CdcProject, case: str) -> None:
+    before = _built(project)
+    rows, fragments = DATA_ERRORS[case]
+    project.replace_rows("events", rows)
+    _fails(project, *fragments, "nothing was written")
+    assert project.snapshot(*project.cdc_tables("dim")) == before
+
+
+def test_bad_data_on_first_run_creates_nothing(project: CdcProject) -> None:
+    project.create_table("events", EVENT_COLUMNS)
+    project.model("dim", MODEL, **BASE)
+    project.replace_rows("events", [(None, "a", "x", "U", 1)])
+    _fails(project, "NULL in key column 'id'")
+    assert project.snapshot(*project.cdc_tables("dim")) == {}
+
+
+def test_on_schema_change_fail(project: CdcProject) -> None:
+    project.create_table("events", EVENT_COLUMNS)
+    project.model("dim", MODEL, **BASE, on_schema_change="fail")
+    project.replace_rows("events", FIRST_BATCH)
+    project.run("dim")
+    before = project.snapshot(*project.cdc_tables("dim"))
+    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    _fails(project, "new column(s) zip", "on_schema_change='fail'")
+    assert project.snapshot(*project.cdc_tables("dim")) == before
+
+
+def test_changed_sequence_shape_asks_for_a_full_refresh(project: CdcProject) -> None:
+    before = _built(project)
+    project.model("dim", MODEL, **{**BASE, "sequence_by": ["seq", "id"]})
+    _fails(project, "--full-refresh")
+    assert project.snapshot(*project.cdc_tables("dim")) == before
+    project.run("dim", full_refresh=True)
+    assert project.rows("dim") == [(1, "new", "x"), (3, "c", "z")]
+
+
+def test_failing_model_query_changes_nothing(project: CdcProject) -> None:
+    before = _built(project)
+    project.model("dim", "select *, cast(name as integer) as boom from {{ target.schema }}.events", **BASE)
+    assert not project.run("dim", expect_success=False).success
+    assert project.snapshot(*project.cdc_tables("dim")) == before
