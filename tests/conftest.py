@@ -11,8 +11,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import postgres_server  # noqa: E402
-from harness import ADAPTERS, CdcProject  # noqa: E402
+import postgres_server
+from harness import ADAPTERS, CdcProject
 
 
 @pytest.fixture(scope="session")

@@ -86,6 +86,12 @@ class CdcProject:
         args = ", ".join(f"{key}={_jinja_literal(value)}" for key, value in config.items())
         (self.path / "models" / f"{name}.sql").write_text(f"{{{{ config({args}) }}}}\n{body}\n")
 
+    def write(self, relative_path: str, text: str) -> None:
+        """Any other project file (schema YAML, extra dbt_project.yml settings)."""
+        path = self.path / relative_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
     def relation(self, name: str) -> str:
         return f'"{self.schema}"."{name}"'
 

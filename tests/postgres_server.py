@@ -77,7 +77,9 @@ def start() -> PostgresServer:
     _as_postgres([str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8"])
     port = _free_port()
     options = f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c full_page_writes=off"
-    _as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "server.log"), "-w", "start"])
+    _as_postgres(
+        [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "server.log"), "-w", "start"]
+    )
     server = PostgresServer(host="127.0.0.1", port=port, data_dir=data, _bindir=bindir)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -36,9 +36,17 @@ def _without(config: dict[str, Any], *names: str) -> dict[str, Any]:
 
 
 CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
-    "both_column_lists": ({**BASE, "column_list": ["name"]}, ["`column_list` and `except_column_list` are mutually exclusive"]),
+    "both_column_lists": (
+        {**BASE, "column_list": ["name"]},
+        ["`column_list` and `except_column_list` are mutually exclusive"],
+    ),
     "both_track_history_lists": (
-        {**BASE, "stored_as_scd_type": 2, "track_history_column_list": ["name"], "track_history_except_column_list": ["city"]},
+        {
+            **BASE,
+            "stored_as_scd_type": 2,
+            "track_history_column_list": ["name"],
+            "track_history_except_column_list": ["city"],
+        },
         ["`track_history_column_list` and `track_history_except_column_list` are mutually exclusive"],
     ),
     "truncates_with_scd2": (
@@ -50,7 +58,8 @@ CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["`track_history_column_list` only applies to stored_as_scd_type=2"],
     ),
     "system_sequence_without_bitemporal": (
-        {**BASE, "system_sequence_by": "seq"}, ["`system_sequence_by` only applies to stored_as_scd_type='bitemporal'"]
+        {**BASE, "system_sequence_by": "seq"},
+        ["`system_sequence_by` only applies to stored_as_scd_type='bitemporal'"],
     ),
     "columns_to_update_with_ignore_nulls": (
         {**BASE, "columns_to_update": "name", "ignore_null_updates": True},
@@ -63,17 +72,20 @@ CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["`column_list` names column 'nope', which the model query does not return"],
     ),
     "except_column_list_unknown_column": (
-        {**BASE, "except_column_list": ["op", "sequence"]}, ["`except_column_list` names column 'sequence'"]
+        {**BASE, "except_column_list": ["op", "sequence"]},
+        ["`except_column_list` names column 'sequence'"],
     ),
     "unknown_key": ({**BASE, "keys": ["id", "tenant"]}, ["`keys` names column 'tenant'"]),
     "ignore_null_list_unknown_column": (
-        {**BASE, "ignore_null_updates_column_list": ["nmae"]}, ["`ignore_null_updates_column_list` names column 'nmae'"]
+        {**BASE, "ignore_null_updates_column_list": ["nmae"]},
+        ["`ignore_null_updates_column_list` names column 'nmae'"],
     ),
     "missing_keys": (_without(BASE, "keys"), ["`keys` is required"]),
     "missing_sequence_by": (_without(BASE, "sequence_by"), ["`sequence_by` is required"]),
     "negative_retention": ({**BASE, "tombstone_retention": -1}, ["`tombstone_retention` must be a whole number"]),
     "unsupported_on_schema_change": (
-        {**BASE, "on_schema_change": "sync_all_columns"}, ["`on_schema_change` is 'sync_all_columns'"]
+        {**BASE, "on_schema_change": "sync_all_columns"},
+        ["`on_schema_change` is 'sync_all_columns'"],
     ),
 }
 
@@ -120,7 +132,8 @@ DATA_ERRORS: dict[str, tuple[list[tuple[Any, ...]], list[str]]] = {
         ["different events have the same key and sequence", "id=4", "tie-breaking column"],
     ),
     "delete_and_upsert_at_one_sequence": (
-        [(4, "d", "w", "U", 3), (4, None, None, "D", 3)], ["different events have the same key and sequence"]
+        [(4, "d", "w", "U", 3), (4, None, None, "D", 3)],
+        ["different events have the same key and sequence"],
     ),
 }
 

@@ -194,7 +194,11 @@ def test_sequence_by_list_orders_lexicographically(project: CdcProject) -> None:
     columns = {"id": "integer", "name": "varchar", "op": "varchar", "epoch": "integer", "offset_no": "integer"}
     project.create_table("events", columns)
     project.model(
-        "dim", MODEL, keys="id", sequence_by=["epoch", "offset_no"], apply_as_deletes="op = 'D'",
+        "dim",
+        MODEL,
+        keys="id",
+        sequence_by=["epoch", "offset_no"],
+        apply_as_deletes="op = 'D'",
         column_list=["name"],
     )
     project.replace_rows("events", [(1, "a", "U", 1, 9), (1, "b", "U", 2, 1), (2, "c", "U", 1, 1)])
@@ -283,8 +287,11 @@ def test_unquoted_camel_case_in_the_model_query(project: CdcProject) -> None:
     # PostgreSQL folds unquoted userId to userid; config names still match case-insensitively.
     project.create_table("events", {"userid": "integer", "cityname": "varchar", "seqnum": "integer"})
     project.model(
-        "dim", "select userId, cityName, seqNum from {{ target.schema }}.events",
-        keys=["userId"], sequence_by="seqNum", column_list=["cityName"],
+        "dim",
+        "select userId, cityName, seqNum from {{ target.schema }}.events",
+        keys=["userId"],
+        sequence_by="seqNum",
+        column_list=["cityName"],
     )
     project.replace_rows("events", [(1, "x", 1), (1, "y", 2)])
     project.run("dim")
@@ -294,8 +301,13 @@ def test_unquoted_camel_case_in_the_model_query(project: CdcProject) -> None:
 def test_quoted_mixed_case_columns(project: CdcProject) -> None:
     project.create_table("events", {"userId": "integer", "Home City": "varchar", "seqNum": "integer", "Op": "varchar"})
     project.model(
-        "dim", MODEL, keys=["userId"], sequence_by="seqNum", apply_as_deletes='"Op" = \'D\'',
-        except_column_list=["seqNum", "Op"], ignore_null_updates_column_list=["Home City"],
+        "dim",
+        MODEL,
+        keys=["userId"],
+        sequence_by="seqNum",
+        apply_as_deletes="\"Op\" = 'D'",
+        except_column_list=["seqNum", "Op"],
+        ignore_null_updates_column_list=["Home City"],
     )
     project.replace_rows("events", [(1, "x", 1, "U"), (2, "y", 1, "U")])
     project.run("dim")
@@ -303,3 +315,23 @@ def test_quoted_mixed_case_columns(project: CdcProject) -> None:
     project.run("dim")
     assert project.columns("dim") == ["userId", "Home City"]
     assert project.rows("dim") == [(1, "x")]
+
+
+def test_config_from_yaml_meta_and_dbt_project(project: CdcProject) -> None:
+    project.create_table("events", EVENT_COLUMNS)
+    (project.path / "models" / "dim.sql").write_text("{{ config(materialized='auto_cdc') }}\n" + MODEL + "\n")
+    project.write(
+        "models/schema.yml",
+        "version: 2\nmodels:\n  - name: dim\n    config:\n      sequence_by: seq\n"
+        "      meta:\n        keys: [id]\n        except_column_list: [op, seq]\n",
+    )
+    project.write(
+        "dbt_project.yml",
+        (project.path / "dbt_project.yml").read_text()
+        + "models:\n  cdc_test:\n    +apply_as_deletes: \"op = 'D'\"\n    +on_schema_change: fail\n",
+    )
+    _runs(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)], [(2, None, None, "D", 2)])
+    assert project.rows("dim") == [(1, "a", "x")]
+    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    outcome = project.run("dim", expect_success=False)
+    assert "on_schema_change='fail'" in outcome.error

@@ -1,0 +1,84 @@
+"""auto_cdc behaves like a dbt materialization: hooks, grants, persist_docs, `dbt build`,
+`dbt docs generate`, selection."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness import CdcProject
+
+COLUMNS = {"id": "integer", "name": "varchar", "op": "varchar", "seq": "integer"}
+CONFIG = {"keys": ["id"], "sequence_by": "seq", "apply_as_deletes": "op = 'D'", "except_column_list": ["op", "seq"]}
+MODEL = "select * from {{ target.schema }}.events"
+
+
+def test_hooks_run_inside_the_transaction_and_see_the_result(project: CdcProject) -> None:
+    project.create_table("events", COLUMNS)
+    project.create_table("audit", {"n": "integer"})
+    project.model(
+        "dim",
+        MODEL,
+        **CONFIG,
+        pre_hook="insert into {{ target.schema }}.audit select -1",
+        post_hook="insert into {{ target.schema }}.audit select count(*) from {{ this }}",
+    )
+    project.replace_rows("events", [(1, "a", "U", 1), (2, "b", "U", 1)])
+    project.run("dim")
+    assert project.rows("audit") == [(-1,), (2,)]
+
+
+def test_build_runs_tests_after_the_model_and_docs_generate(project: CdcProject) -> None:
+    project.create_table("events", COLUMNS)
+    project.model("dim", MODEL, **CONFIG, persist_docs={"relation": True, "columns": True})
+    project.write(
+        "models/schema.yml",
+        "version: 2\nmodels:\n  - name: dim\n    description: The dimension.\n    columns:\n"
+        "      - name: id\n        description: The key.\n        data_tests: [unique, not_null]\n",
+    )
+    project.replace_rows("events", [(1, "a", "U", 1), (1, "b", "U", 2), (2, "c", "U", 1)])
+    outcome = project.dbt("build", "--select", "dim")
+    assert outcome.success, outcome.error
+    assert {r.node.name: str(r.status) for r in outcome.results} == {
+        "dim": "success",
+        "unique_dim_id": "pass",
+        "not_null_dim_id": "pass",
+    }
+    docs = project.dbt("docs", "generate")
+    assert docs.success, docs.error
+    catalog = json.loads((project.path / "target" / "catalog.json").read_text())
+    (node,) = [n for key, n in catalog["nodes"].items() if key.endswith(".dim")]
+    assert set(node["columns"]) == {"id", "name"}
+    if project.adapter == "postgres":
+        comment = project.query(f"select obj_description('{project.relation('dim')}'::regclass)")
+        assert comment == [("The dimension.",)]
+
+
+def test_grants_on_postgres(project: CdcProject) -> None:
+    if project.adapter != "postgres":
+        pytest.skip("DuckDB has no roles: grants apply on PostgreSQL only")
+    role = f"reader_{project.schema}"
+    project.execute(f"create role {role}")
+    try:
+        project.create_table("events", COLUMNS)
+        project.model("dim", MODEL, **CONFIG, grants={"select": [role]})
+        project.replace_rows("events", [(1, "a", "U", 1)])
+        project.run("dim")
+        project.run("dim")
+        granted = project.query(
+            "select privilege_type from information_schema.role_table_grants "
+            f"where table_schema = '{project.schema}' and table_name = 'dim' and grantee = '{role}'"
+        )
+        assert granted == [("SELECT",)]
+    finally:
+        project.execute(f"drop owned by {role}; drop role {role}")
+
+
+def test_selection_runs_only_the_selected_model(project: CdcProject) -> None:
+    project.create_table("events", COLUMNS)
+    project.model("dim", MODEL, **CONFIG)
+    project.model("other", MODEL, **CONFIG)
+    project.replace_rows("events", [(1, "a", "U", 1)])
+    project.run("other")
+    assert project.exists("other") and not project.exists("dim")
