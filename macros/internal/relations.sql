@@ -43,6 +43,34 @@
 {%- endmacro %}
 
 
+{% macro create_tombstone_index(state_relation, upsert_column) -%}
+  {{ return(adapter.dispatch('create_tombstone_index', 'auto_cdc')(state_relation, upsert_column)) }}
+{%- endmacro %}
+
+{% macro default__create_tombstone_index(state_relation, upsert_column) -%}
+  {#- Lets each run find expired tombstones without scanning the whole state. -#}
+  create index {{ auto_cdc.quote_identifier(auto_cdc.derived_name(state_relation.identifier, '__cdc_tomb')) }}
+    on {{ state_relation }} (__cdc_deleted_at) where {{ upsert_column }} is null
+{%- endmacro %}
+
+{% macro duckdb__create_tombstone_index(state_relation, upsert_column) -%}
+{%- endmacro %}
+
+
+{% macro analyze(relation) -%}
+  {{ return(adapter.dispatch('analyze', 'auto_cdc')(relation)) }}
+{%- endmacro %}
+
+{% macro default__analyze(relation) -%}
+{%- endmacro %}
+
+{% macro postgres__analyze(relation) -%}
+  {#- Temp tables get no statistics by themselves; without them the planner guesses the batch
+      size and may scan the whole target instead of using the key index. -#}
+  {% call statement('auto_cdc_analyze') %}analyze {{ relation }}{% endcall %}
+{%- endmacro %}
+
+
 {% macro lock_target(relation) -%}
   {{ return(adapter.dispatch('lock_target', 'auto_cdc')(relation)) }}
 {%- endmacro %}

@@ -50,6 +50,8 @@
       'create table ' ~ state.runs ~ ' as select ' ~ runs_columns ~ ' from ' ~ batch ~ ' where 1 = 0',
       auto_cdc.create_key_index(target, cfg.key_columns),
       auto_cdc.create_key_index(state.state, cfg.key_columns),
+      auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', n)),
+      auto_cdc.create_key_index(state.runs, ['run_id']),
   ]) -%}
 {%- endmacro %}
 

@@ -32,6 +32,7 @@
   {%- call statement('auto_cdc_batch') -%}
     {{ auto_cdc.create_temp_table(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter)) }}
   {%- endcall -%}
+  {%- do auto_cdc.analyze(temps.batch) -%}
   {%- set shape = auto_cdc.validate_batch(cfg, temps.batch) -%}
   {%- if not rebuild -%}
     {%- set cfg = auto_cdc.reconcile_schema(cfg, target_relation, temps.batch) -%}
@@ -56,6 +57,7 @@
   {%- call statement('auto_cdc_changes') -%}
     {{ auto_cdc.create_temp_table(temps.changes, auto_cdc.scd1_changes_sql(arg_dict)) }}
   {%- endcall -%}
+  {%- do auto_cdc.analyze(temps.changes) -%}
   {%- set metrics = auto_cdc.change_metrics(temps.changes, shape) -%}
   {%- do arg_dict.update({'metrics': metrics}) -%}
   {%- do auto_cdc.run_statements(auto_cdc.scd1_apply_statements(arg_dict)) -%}
