@@ -71,6 +71,24 @@
 {%- endmacro %}
 
 
+{% macro prepare_session() -%}
+  {{ return(adapter.dispatch('prepare_session', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__prepare_session() -%}
+{%- endmacro %}
+
+{% macro postgres__prepare_session() -%}
+  {#- With the default random_page_cost (4, tuned for spinning disks) PostgreSQL prefers a full
+      scan of a large target over a few thousand key lookups, making the run's cost follow the
+      table instead of the batch. Lower it to 1.1 (a common SSD setting) for this transaction
+      only, and never raise a lower value the user chose. -#}
+  {% call statement('auto_cdc_prepare_session') -%}
+    select set_config('random_page_cost', least(current_setting('random_page_cost')::float8, 1.1)::text, true)
+  {%- endcall %}
+{%- endmacro %}
+
+
 {% macro lock_target(relation) -%}
   {{ return(adapter.dispatch('lock_target', 'auto_cdc')(relation)) }}
 {%- endmacro %}

@@ -15,6 +15,7 @@
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
   {%- do auto_cdc.lock_target(target_relation) -%}
+  {%- do auto_cdc.prepare_session() -%}
 
   {#- 1. Read and validate the configuration against the model query's columns. -#}
   {%- set source_columns = auto_cdc.query_columns(sql, temps.probe) -%}
