@@ -1,24 +1,15 @@
 """The reference model itself against the SPEC's worked examples and rules."""
 
 from reference import Event, scd1
+from spec_data import USERS_CDF
 
 COLUMNS = ["name", "city"]
 
 
 def users_cdf() -> list[Event]:
-    rows = [
-        (124, "Raul", "Oaxaca", "INSERT", 1),
-        (123, "Isabel", "Monterrey", "INSERT", 1),
-        (125, "Mercedes", "Tijuana", "INSERT", 2),
-        (126, "Lily", "Cancun", "INSERT", 2),
-        (123, None, None, "DELETE", 6),
-        (125, "Mercedes", "Guadalajara", "UPDATE", 6),
-        (125, "Mercedes", "Mexicali", "UPDATE", 5),
-        (123, "Isabel", "Chihuahua", "UPDATE", 5),
-    ]
     return [
         Event(key, seq, "delete" if op == "DELETE" else "upsert", {"name": name, "city": city})
-        for key, name, city, op, seq in rows
+        for key, name, city, op, seq in USERS_CDF
     ]
 
 
