@@ -72,8 +72,8 @@
   {%- set scd_type = auto_cdc._config_value('stored_as_scd_type', 1) | string | lower -%}
   {%- if scd_type not in ['1', '2', 'bitemporal'] -%}
     {%- do errors.append("`stored_as_scd_type` is '" ~ scd_type ~ "'; use 1, 2 or 'bitemporal'.") -%}
-  {%- elif scd_type != '1' -%}
-    {%- do errors.append("`stored_as_scd_type=" ~ scd_type ~ "` is not available in this version of auto_cdc yet; use 1.") -%}
+  {%- elif scd_type == 'bitemporal' -%}
+    {%- do errors.append("`stored_as_scd_type='bitemporal'` is not available in this version of auto_cdc yet; use 1 or 2.") -%}
   {%- endif -%}
 
   {#- keys -#}
@@ -188,6 +188,30 @@
     {%- endfor -%}
   {%- endif -%}
 
+  {#- SCD2 history: which columns open a new version. By default every written non-key column
+      except those `sequence_by` names. -#}
+  {%- set tracked_columns = [] -%}
+  {%- set th_list = auto_cdc._config_value('track_history_column_list') -%}
+  {%- set th_except = auto_cdc._config_value('track_history_except_column_list') -%}
+  {%- if th_list is not none or th_except is not none -%}
+    {%- set config_name = 'track_history_column_list' if th_list is not none else 'track_history_except_column_list' -%}
+    {%- set named = auto_cdc._resolve_columns(config_name, auto_cdc._as_list(th_list if th_list is not none else th_except), source_columns, errors) -%}
+    {%- for column in named -%}
+      {%- if column not in value_columns -%}
+        {%- do errors.append("`" ~ config_name ~ "` names '" ~ column ~ "', which is not a non-key column written to the target.") -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- for column in value_columns -%}
+      {%- if th_list is not none and column in named -%}{%- do tracked_columns.append(column) -%}
+      {%- elif th_list is none and column not in named and column not in sequence_columns -%}{%- do tracked_columns.append(column) -%}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- else -%}
+    {%- for column in value_columns -%}
+      {%- if column not in sequence_columns -%}{%- do tracked_columns.append(column) -%}{%- endif -%}
+    {%- endfor -%}
+  {%- endif -%}
+
   {#- Incremental reading, tombstones, schema changes -#}
   {%- set checkpoint_name = auto_cdc._config_value('checkpoint_column') -%}
   {%- set checkpoint_column = none -%}
@@ -226,6 +250,7 @@
       'written_columns': chosen,
       'value_columns': value_columns,
       'ignore_null_columns': ignore_null_columns,
+      'tracked_columns': tracked_columns,
       'columns_to_update': ctu_column,
       'partial': (ignore_null_columns | length > 0) or ctu_column is not none,
       'checkpoint_column': checkpoint_column,

@@ -1,4 +1,4 @@
-"""A pure-Python reference model of auto_cdc's SCD type 1 semantics (SPEC sections 3.1-3.2).
+"""A pure-Python reference model of auto_cdc's semantics (SPEC sections 3.1-3.3: SCD types 1 and 2).
 
 It is written from the SPEC as a function of the set of events, with no notion of runs or
 state: that the materialization, run in any split and arrival order, matches it is the
@@ -45,10 +45,7 @@ def scd1(
             by_key[event.key].append(event)
 
     def writes(event: Event, column: str) -> bool:
-        if use_columns_to_update:
-            listed = event.columns_to_update
-            return listed is None or column.lower() in {name.lower() for name in listed}
-        return column not in ignore_null or event.values.get(column) is not None
+        return _writes(event, column, ignore_null, use_columns_to_update)
 
     table: dict[Any, dict[str, Any]] = {}
     for key, key_events in by_key.items():
@@ -68,7 +65,69 @@ def scd1(
     return table
 
 
+def _writes(event: Event, column: str, ignore_null: Collection[str], use_columns_to_update: bool) -> bool:
+    if use_columns_to_update:
+        listed = event.columns_to_update
+        return listed is None or column.lower() in {name.lower() for name in listed}
+    return column not in ignore_null or event.values.get(column) is not None
+
+
+def scd2(
+    events: Iterable[Event],
+    columns: Sequence[str],
+    tracked: Collection[str] | None = None,
+    ignore_null: Collection[str] = (),
+    use_columns_to_update: bool = False,
+) -> list[tuple[Any, ...]]:
+    """The SCD2 target for `events`: sorted (key, *columns, start, end) rows.
+
+    Per key, events sorted by sequence: a run is a maximal stretch of consecutive upserts whose
+    tracked columns are equal (NULL equals NULL); each run is one row starting at its first
+    sequence, holding its last event's values, ending at the next event's sequence (or None).
+    Deletes give no row. With partial updates a value an event does not write comes from the
+    chronologically preceding event of the key (NULL after a delete).
+    """
+    tracked = list(columns) if tracked is None else [c for c in columns if c in tracked]
+    by_key: dict[Any, list[Event]] = defaultdict(list)
+    for event in events:
+        by_key[event.key].append(event)
+    rows: list[tuple[Any, ...]] = []
+    for key, key_events in by_key.items():
+        key_events = sorted(key_events, key=lambda e: e.seq)
+        previous: dict[str, Any] = dict.fromkeys(columns)
+        run: dict[str, Any] | None = None  # {"start", "values"}
+        for event in key_events:
+            if event.op == "delete":
+                if run is not None:
+                    rows.append((key, *(run["values"][c] for c in columns), run["start"], event.seq))
+                    run = None
+                previous = dict.fromkeys(columns)
+                continue
+            values = {
+                c: event.values.get(c) if _writes(event, c, ignore_null, use_columns_to_update) else previous[c]
+                for c in columns
+            }
+            previous = values
+            if run is not None and all(values[c] == run["values"][c] for c in tracked):
+                run["values"] = values
+                continue
+            if run is not None:
+                rows.append((key, *(run["values"][c] for c in columns), run["start"], event.seq))
+            run = {"start": event.seq, "values": values}
+        if run is not None:
+            rows.append((key, *(run["values"][c] for c in columns), run["start"], None))
+    return sorted(rows, key=_row_sort_key)
+
+
+def _row_sort_key(row: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple((v is not None, str(type(v)), v if v is not None else 0) for v in row)
+
+
+def sort_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    """Rows in the order CdcProject.rows() returns them (NULLs first)."""
+    return sorted((tuple(row) for row in rows), key=_row_sort_key)
+
+
 def as_rows(table: dict[Any, dict[str, Any]], columns: Sequence[str]) -> list[tuple[Any, ...]]:
     """The table as sorted (key, *columns) tuples, NULLs first, like CdcProject.rows()."""
-    rows = [(key, *(row[c] for c in columns)) for key, row in table.items()]
-    return sorted(rows, key=lambda r: tuple((v is not None, str(type(v)), v if v is not None else 0) for v in r))
+    return sorted(((key, *(row[c] for c in columns)) for key, row in table.items()), key=_row_sort_key)

@@ -66,7 +66,18 @@ CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["`columns_to_update` and `ignore_null_updates` cannot be combined"],
     ),
     "unknown_scd_type": ({**BASE, "stored_as_scd_type": 3}, ["`stored_as_scd_type` is '3'; use 1, 2 or 'bitemporal'"]),
-    "scd2_not_available_yet": ({**BASE, "stored_as_scd_type": "2"}, ["`stored_as_scd_type=2` is not available"]),
+    "bitemporal_not_available_yet": (
+        {**BASE, "stored_as_scd_type": "bitemporal"},
+        ["`stored_as_scd_type='bitemporal'` is not available"],
+    ),
+    "track_history_unknown_column": (
+        {**BASE, "stored_as_scd_type": 2, "track_history_column_list": ["nmae"]},
+        ["`track_history_column_list` names column 'nmae'"],
+    ),
+    "track_history_names_a_key": (
+        {**BASE, "stored_as_scd_type": 2, "track_history_except_column_list": ["id"]},
+        ["`track_history_except_column_list` names 'id', which is not a non-key column"],
+    ),
     "column_list_unknown_column": (
         {**_without(BASE, "except_column_list"), "column_list": ["name", "nope"]},
         ["`column_list` names column 'nope', which the model query does not return"],

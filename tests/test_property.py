@@ -1,7 +1,7 @@
 """The fundamental rule, checked by hypothesis on both adapters: random change feeds (inserts,
 updates, deletes, truncates, NULLs for partial updates, redeliveries), split into random runs
-in random arrival order, give through dbt the same SCD1 table as the reference model gives for
-the whole set of events."""
+in random arrival order, give through dbt the same SCD1 table, and the same SCD2 history, as
+the reference model gives for the whole set of events."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import CdcProject
-from reference import Event, as_rows, scd1
+from reference import Event, as_rows, scd1, scd2
 
 EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "25"))
 COLUMNS = ["name", "city"]
@@ -34,13 +34,13 @@ MODES: dict[str, dict[str, Any]] = {
 
 @st.composite
 def split_feeds(
-    draw: st.DrawFn, with_columns_to_update: bool
+    draw: st.DrawFn, with_columns_to_update: bool, with_truncates: bool = True
 ) -> tuple[list[tuple[Any, ...]], list[list[tuple[Any, ...]]]]:
     """(all distinct events, the batches they arrive in)."""
     events: list[tuple[Any, ...]] = []
     used: set[tuple[int, int]] = set()
     for _ in range(draw(st.integers(1, 16))):
-        op = draw(st.sampled_from("UUUDT"))
+        op = draw(st.sampled_from("UUUDT" if with_truncates else "UUUD"))
         seq = draw(st.integers(1, 9))
         key = None if op == "T" else draw(st.integers(1, 3))
         if key is not None:
@@ -79,20 +79,41 @@ def split_feeds(
     return events, batches
 
 
-def _reference(events: list[tuple[Any, ...]], mode: str) -> list[tuple[Any, ...]]:
+def _events(rows: list[tuple[Any, ...]], with_columns_to_update: bool) -> list[Event]:
     def to_event(row: tuple[Any, ...]) -> Event:
         key, name, city, op, seq = row[:5]
         kind = {"U": "upsert", "D": "delete", "T": "truncate"}[op]
         listed = None
-        if mode == "columns_to_update" and row[5] is not None:
+        if with_columns_to_update and row[5] is not None:
             listed = tuple(part.strip() for part in row[5].split(",") if part.strip())
         return Event(key, seq, kind, {"name": name, "city": city}, listed)
 
-    ignore_null = {"ignore_null_updates": {"name", "city"}, "ignore_null_city_only": {"city"}}.get(mode, set())
+    return [to_event(row) for row in rows]
+
+
+IGNORE_NULL = {"ignore_null_updates": {"name", "city"}, "ignore_null_city_only": {"city"}}
+
+
+def _reference(events: list[tuple[Any, ...]], mode: str) -> list[tuple[Any, ...]]:
+    with_ctu = mode == "columns_to_update"
     table = scd1(
-        map(to_event, events), COLUMNS, ignore_null=ignore_null, use_columns_to_update=mode == "columns_to_update"
+        _events(events, with_ctu), COLUMNS, ignore_null=IGNORE_NULL.get(mode, set()), use_columns_to_update=with_ctu
     )
     return as_rows(table, COLUMNS)
+
+
+def _load_and_run(
+    project: CdcProject, batches: list[list[tuple[Any, ...]]], with_ctu: bool, config: dict[str, Any]
+) -> None:
+    columns = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
+    if with_ctu:
+        columns["cols"] = "varchar"
+    project.drop_model_tables("dim")
+    project.create_table("events", columns)
+    project.model("dim", "select * from {{ target.schema }}.events", **config)
+    for batch in batches:
+        project.replace_rows("events", batch)
+        project.run("dim")
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -103,16 +124,37 @@ def _reference(events: list[tuple[Any, ...]], mode: str) -> list[tuple[Any, ...]
 def test_any_split_and_arrival_order_matches_the_reference(
     module_project: CdcProject, mode: str, data: st.DataObject
 ) -> None:
-    project = module_project
     with_ctu = mode == "columns_to_update"
     events, batches = data.draw(split_feeds(with_ctu))
-    columns = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
-    if with_ctu:
-        columns["cols"] = "varchar"
-    project.drop_model_tables("dim")
-    project.create_table("events", columns)
-    project.model("dim", "select * from {{ target.schema }}.events", **BASE, **MODES[mode])
-    for batch in batches:
-        project.replace_rows("events", batch)
-        project.run("dim")
-    assert project.rows("dim") == _reference(events, mode)
+    _load_and_run(module_project, batches, with_ctu, {**BASE, **MODES[mode]})
+    assert module_project.rows("dim") == _reference(events, mode)
+
+
+SCD2_MODES: dict[str, dict[str, Any]] = {
+    "full_rows": {},
+    "track_name_only": {"track_history_column_list": ["name"]},
+    "ignore_null_updates": {"ignore_null_updates": True},
+    "columns_to_update": {"columns_to_update": "cols"},
+}
+
+
+@pytest.mark.parametrize("mode", SCD2_MODES)
+@settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(data=st.data())
+def test_scd2_history_for_any_split_matches_the_reference(
+    module_project: CdcProject, mode: str, data: st.DataObject
+) -> None:
+    with_ctu = mode == "columns_to_update"
+    events, batches = data.draw(split_feeds(with_ctu, with_truncates=False))
+    config = {k: v for k, v in BASE.items() if k != "apply_as_truncates"}
+    _load_and_run(module_project, batches, with_ctu, {**config, "stored_as_scd_type": 2, **SCD2_MODES[mode]})
+    expected = scd2(
+        _events(events, with_ctu),
+        COLUMNS,
+        tracked=SCD2_MODES[mode].get("track_history_column_list"),
+        ignore_null=IGNORE_NULL.get(mode, set()),
+        use_columns_to_update=with_ctu,
+    )
+    assert module_project.rows("dim") == expected

@@ -1,6 +1,6 @@
 """The reference model itself against the SPEC's worked examples and rules."""
 
-from reference import Event, scd1
+from reference import Event, scd1, scd2, sort_rows
 from spec_data import USERS_CDF
 
 COLUMNS = ["name", "city"]
@@ -46,3 +46,58 @@ def test_columns_to_update() -> None:
         Event(1, 2, "upsert", {"name": None, "city": "y"}, ("name", "CITY")),
     ]
     assert scd1(events, COLUMNS, use_columns_to_update=True) == {1: {"name": None, "city": "y"}}
+
+
+def test_spec_7_3_scd2() -> None:
+    assert scd2(users_cdf(), COLUMNS) == sort_rows(
+        [
+            (123, "Isabel", "Monterrey", 1, 5),
+            (123, "Isabel", "Chihuahua", 5, 6),
+            (124, "Raul", "Oaxaca", 1, None),
+            (125, "Mercedes", "Tijuana", 2, 5),
+            (125, "Mercedes", "Mexicali", 5, 6),
+            (125, "Mercedes", "Guadalajara", 6, None),
+            (126, "Lily", "Cancun", 2, None),
+        ]
+    )
+
+
+def test_spec_7_4_scd2_track_history_except_city() -> None:
+    assert scd2(users_cdf(), COLUMNS, tracked=["name"]) == sort_rows(
+        [
+            (123, "Isabel", "Chihuahua", 1, 6),
+            (124, "Raul", "Oaxaca", 1, None),
+            (125, "Mercedes", "Guadalajara", 2, None),
+            (126, "Lily", "Cancun", 2, None),
+        ]
+    )
+
+
+def test_scd2_late_event_splits_a_run_of_no_op_upserts() -> None:
+    events = [
+        Event(1, s, "upsert", {"name": n, "city": None})
+        for s, n in [(5, "Alice"), (10, "Alice"), (15, "Alice"), (20, "Charlie"), (12, "Bob")]
+    ]
+    assert scd2(events, COLUMNS) == sort_rows(
+        [
+            (1, "Alice", None, 5, 12),
+            (1, "Alice", None, 15, 20),
+            (1, "Bob", None, 12, 15),
+            (1, "Charlie", None, 20, None),
+        ]
+    )
+
+
+def test_scd2_partial_update_takes_the_preceding_value() -> None:
+    events = [
+        Event(1, 1, "upsert", {"name": "a", "city": "x"}),
+        Event(1, 3, "upsert", {"name": None, "city": "y"}),
+        Event(1, 2, "upsert", {"name": "b", "city": None}),
+    ]
+    assert scd2(events, COLUMNS, ignore_null={"name", "city"}) == sort_rows(
+        [
+            (1, "a", "x", 1, 2),
+            (1, "b", "x", 2, 3),
+            (1, "b", "y", 3, None),
+        ]
+    )

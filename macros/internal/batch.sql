@@ -46,6 +46,18 @@
 {%- endmacro %}
 
 
+{% macro writes_column(cfg, column) -%}
+  {#- SQL condition: does a batch event write `column`? Partial updates decide per column. -#}
+  {%- if cfg.columns_to_update -%}
+    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.column_is_listed('__cdc_ctu', column)) }}
+  {%- elif column in cfg.ignore_null_columns -%}
+    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.quote_identifier(column) ~ " is not null") }}
+  {%- else -%}
+    {{ return("__cdc_op = 'upsert'") }}
+  {%- endif -%}
+{%- endmacro %}
+
+
 {% macro validate_batch(cfg, batch_relation) -%}
   {#- Bad data fails the run before anything is written. Returns the batch's shape. -#}
   {%- set keys = cfg.key_columns -%}

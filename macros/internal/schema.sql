@@ -24,11 +24,15 @@
 {%- endmacro %}
 
 
-{% macro reconcile_schema(cfg, target, batch) -%}
+{% macro reconcile_schema(cfg, target, batch, state) -%}
   {#- on_schema_change: a written column the target does not have yet is appended, ignored, or
       fails the run. Columns the source no longer returns stay in the target: updates keep
       their values, inserts leave them NULL. Returns the configuration with the columns to write. -#}
   {%- set target_columns = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | list -%}
+  {%- if ('__start_at' in target_columns) != (cfg.scd_type == '2') -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': `stored_as_scd_type` changed to " ~ cfg.scd_type
+        ~ " since " ~ target ~ " was built; nothing was written. Rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
+  {%- endif -%}
   {%- for key in cfg.key_columns -%}
     {%- if key | lower not in target_columns -%}
       {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': key column '" ~ key
@@ -53,6 +57,10 @@
     {%- endfor -%}
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target, info=true) -%}
     {%- do auto_cdc.run_statements(auto_cdc.add_columns(target, additions)) -%}
+    {%- if cfg.scd_type == '2' -%}
+      {#- The stored events never carried the new column: NULL. -#}
+      {%- do auto_cdc.run_statements(auto_cdc.add_columns(state, additions)) -%}
+    {%- endif -%}
     {{ return(cfg) }}
   {%- endif -%}
 

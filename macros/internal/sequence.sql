@@ -74,3 +74,14 @@
   {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do parts.append(name ~ ' ' ~ direction) -%}{%- endfor -%}
   {{ return(parts | join(', ')) }}
 {%- endmacro %}
+
+
+{% macro seq_value(prefix, n) -%}
+  {#- One value for a whole sequence, for the target's __START_AT / __END_AT. -#}
+  {%- if n == 1 -%}{{ return(prefix) }}{%- endif -%}
+  {{ return(adapter.dispatch('seq_value', 'auto_cdc')(auto_cdc.seq_names(prefix, n))) }}
+{%- endmacro %}
+
+{% macro default__seq_value(parts) -%}
+  {%- do exceptions.raise_compiler_error("auto_cdc: a `sequence_by` list with stored_as_scd_type=2 is not supported on " ~ adapter.type() ~ " yet; combine the parts into one orderable column in the model query.") -%}
+{%- endmacro %}

@@ -29,6 +29,15 @@
 {%- endmacro %}
 
 
+{% macro scd2_event_columns_sql(cfg) -%}
+  {#- Select list (over the batch) that gives the SCD2 events table its columns and types. -#}
+  {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', ') }}, __cdc_op
+  {%- if cfg.value_columns %}, {{ auto_cdc.quoted_list(cfg.value_columns) }}{% endif %}
+  {%- for column in cfg.value_columns if cfg.partial %}, cast(true as {{ dbt.type_boolean() }}) as {{ auto_cdc.event_flag(column) }}{% endfor %},
+  {{ dbt.current_timestamp() }} as __cdc_arrived_at
+{%- endmacro %}
+
+
 {% macro create_state_tables(cfg, batch, target, state) -%}
   {#- Empty target, state and run history, typed after the batch. -#}
   {%- set n = cfg.seq_parts -%}
@@ -44,13 +53,27 @@
       cast(null as {{ dbt.type_string() }}) as checkpoint_value,
       {{ auto_cdc.seq_select('__cdc_seq', 'truncate_seq', n) }}
   {%- endset -%}
+  {%- if cfg.scd_type == '1' -%}
+    {%- do auto_cdc.run_statements([
+        'create table ' ~ target ~ ' as select ' ~ auto_cdc.quoted_list(cfg.written_columns) ~ ' from ' ~ batch ~ ' where 1 = 0',
+        'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.state_columns_sql(cfg, 'b') ~ ' from ' ~ batch ~ ' as b where 1 = 0',
+        auto_cdc.create_key_index(target, cfg.key_columns),
+        auto_cdc.create_key_index(state.state, cfg.key_columns),
+        auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', n)),
+    ]) -%}
+  {%- else -%}
+    {#- SCD2: the target gains __START_AT/__END_AT typed like the sequence; the state keeps events. -#}
+    {%- set period = auto_cdc.seq_value('__cdc_seq', n) -%}
+    {%- do auto_cdc.run_statements([
+        'create table ' ~ target ~ ' as select ' ~ auto_cdc.quoted_list(cfg.written_columns) ~ ', ' ~ period ~ ' as '
+          ~ auto_cdc.quote_identifier('__START_AT') ~ ', ' ~ period ~ ' as ' ~ auto_cdc.quote_identifier('__END_AT') ~ ' from ' ~ batch ~ ' where 1 = 0',
+        'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.scd2_event_columns_sql(cfg) ~ ' from ' ~ batch ~ ' where 1 = 0',
+        auto_cdc.create_key_index(target, cfg.key_columns + ['__START_AT']),
+        auto_cdc.create_key_index(state.state, cfg.key_columns + auto_cdc.seq_names('__cdc_seq', n)),
+    ]) -%}
+  {%- endif -%}
   {%- do auto_cdc.run_statements([
-      'create table ' ~ target ~ ' as select ' ~ auto_cdc.quoted_list(cfg.written_columns) ~ ' from ' ~ batch ~ ' where 1 = 0',
-      'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.state_columns_sql(cfg, 'b') ~ ' from ' ~ batch ~ ' as b where 1 = 0',
       'create table ' ~ state.runs ~ ' as select ' ~ runs_columns ~ ' from ' ~ batch ~ ' where 1 = 0',
-      auto_cdc.create_key_index(target, cfg.key_columns),
-      auto_cdc.create_key_index(state.state, cfg.key_columns),
-      auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', n)),
       auto_cdc.create_key_index(state.runs, ['run_id']),
   ]) -%}
 {%- endmacro %}
@@ -81,13 +104,19 @@
   {%- set n = cfg.seq_parts -%}
   {%- set existing = [] -%}
   {%- for column in adapter.get_columns_in_relation(state) -%}{%- do existing.append(column.name | lower) -%}{%- endfor -%}
-  {%- for name in auto_cdc.seq_names('__cdc_upsert_seq', n) + auto_cdc.seq_names('__cdc_delete_seq', n) -%}
+  {%- set required = auto_cdc.seq_names('__cdc_upsert_seq', n) + auto_cdc.seq_names('__cdc_delete_seq', n) if cfg.scd_type == '1'
+                      else auto_cdc.seq_names('__cdc_seq', n) -%}
+  {%- for name in required -%}
     {%- if name not in existing -%}
       {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': `sequence_by` now has " ~ n
           ~ " part(s), which does not match the stored state; nothing was written. Rebuild with `dbt run --full-refresh -s "
           ~ cfg.model_name ~ "`.") -%}
     {%- endif -%}
   {%- endfor -%}
+  {%- if cfg.scd_type != '1' -%}
+    {%- do auto_cdc.run_statements(auto_cdc.evolve_event_flags(cfg, state, existing)) -%}
+    {{ return(none) }}
+  {%- endif -%}
   {%- set stored_colseq = [] -%}
   {%- for name in existing -%}{%- if name.startswith('__cdc_seq__') -%}{%- do stored_colseq.append(name) -%}{%- endif -%}{%- endfor -%}
   {%- set statements = [] -%}
@@ -117,4 +146,27 @@
     {%- if column.name | lower == name | lower -%}{{ return(column.data_type) }}{%- endif -%}
   {%- endfor -%}
   {{ return(none) }}
+{%- endmacro %}
+
+
+{% macro evolve_event_flags(cfg, state, existing) -%}
+  {#- SCD2 partial updates: stored events without a flag wrote every column they carry. -#}
+  {%- set statements = [] -%}
+  {%- set wanted = [] -%}
+  {%- if cfg.partial -%}
+    {%- for column in cfg.value_columns -%}
+      {%- set flag = auto_cdc.event_flag(column) -%}
+      {%- do wanted.append(flag) -%}
+      {%- if flag not in existing -%}
+        {%- do statements.append('alter table ' ~ state ~ ' add column ' ~ flag ~ ' ' ~ dbt.type_boolean()) -%}
+        {%- do statements.append('update ' ~ state ~ ' set ' ~ flag ~ ' = true') -%}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- for name in existing -%}
+    {%- if name.startswith('__cdc_w__') and name not in wanted -%}
+      {%- do statements.append('alter table ' ~ state ~ ' drop column ' ~ name) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(statements) }}
 {%- endmacro %}

@@ -9,6 +9,7 @@
   {%- set temps = {
       'probe': make_temp_relation(target_relation, '__cdc_probe'),
       'batch': make_temp_relation(target_relation, '__cdc_batch'),
+      'history': make_temp_relation(target_relation, '__cdc_history'),
       'changes': make_temp_relation(target_relation, '__cdc_changes'),
   } -%}
 
@@ -36,7 +37,7 @@
   {%- do auto_cdc.analyze(temps.batch) -%}
   {%- set shape = auto_cdc.validate_batch(cfg, temps.batch) -%}
   {%- if not rebuild -%}
-    {%- set cfg = auto_cdc.reconcile_schema(cfg, target_relation, temps.batch) -%}
+    {%- set cfg = auto_cdc.reconcile_schema(cfg, target_relation, temps.batch, state.state) -%}
   {%- endif -%}
 
   {#- 4. Write: fresh tables when rebuilding, then one set-based apply. -#}
@@ -50,22 +51,12 @@
   {%- endif -%}
 
   {%- set arg_dict = {
-      'cfg': cfg, 'batch': temps.batch, 'changes': temps.changes, 'target': target_relation,
-      'state': state.state, 'runs': state.runs, 'full_refresh': rebuild,
-      'truncating': shape.n_truncates > 0,
+      'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
+      'target': target_relation, 'state': state.state, 'events': state.state, 'runs': state.runs,
+      'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape,
       'previous_checkpoint': previous.checkpoint_value if previous and previous.checkpoint_column == cfg.checkpoint_column else none,
   } -%}
-  {%- call statement('auto_cdc_changes') -%}
-    {{ auto_cdc.create_temp_table(temps.changes, auto_cdc.scd1_changes_sql(arg_dict)) }}
-  {%- endcall -%}
-  {%- do auto_cdc.analyze(temps.changes) -%}
-  {%- set metrics = auto_cdc.change_metrics(temps.changes, shape) -%}
-  {%- do arg_dict.update({'metrics': metrics}) -%}
-  {%- do auto_cdc.run_statements(auto_cdc.scd1_apply_statements(arg_dict)) -%}
-  {%- do auto_cdc.run_statements([auto_cdc.record_run_sql(arg_dict)]) -%}
-  {%- if arg_dict.truncating -%}
-    {%- do auto_cdc.run_statements([auto_cdc.drop_dominated_tombstones_sql(arg_dict)]) -%}
-  {%- endif -%}
+  {%- set metrics = auto_cdc.apply_changes(arg_dict) -%}
   {%- do auto_cdc.report(cfg, metrics) -%}
 
   {#- 5. The usual dbt finish: grants, docs, hooks, one commit. -#}
@@ -73,7 +64,7 @@
   {%- do apply_grants(target_relation, grant_config, should_revoke=should_revoke) -%}
   {%- do persist_docs(target_relation, model) -%}
   {{ run_hooks(post_hooks, inside_transaction=True) }}
-  {%- for relation in [temps.batch, temps.changes] -%}
+  {%- for relation in [temps.batch, temps.history, temps.changes] -%}
     {%- do adapter.drop_relation(relation) -%}
   {%- endfor -%}
   {%- do adapter.commit() -%}

@@ -27,18 +27,6 @@
 {%- endmacro %}
 
 
-{% macro scd1_writes(cfg, column) -%}
-  {#- Does an event write `column`? Partial updates decide per column. -#}
-  {%- if cfg.columns_to_update -%}
-    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.column_is_listed('__cdc_ctu', column)) }}
-  {%- elif column in cfg.ignore_null_columns -%}
-    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.quote_identifier(column) ~ " is not null") }}
-  {%- else -%}
-    {{ return("__cdc_op = 'upsert'") }}
-  {%- endif -%}
-{%- endmacro %}
-
-
 {% macro scd1_changes_sql(arg_dict) -%}
   {{ return(adapter.dispatch('scd1_changes_sql', 'auto_cdc')(arg_dict)) }}
 {%- endmacro %}
@@ -62,9 +50,9 @@
       {{ auto_cdc.seq_select('__cdc_seq', '__bd', n, "__cdc_op = 'delete'", over='w_delete') }},
       {%- for column in columns %}
       {%- set window = ('w_' ~ loop.index) if cfg.partial else 'w_upsert' %}
-      first_value(case when {{ auto_cdc.scd1_writes(cfg, column) }} then {{ auto_cdc.quote_identifier(column) }} end) over {{ window }} as __bv_{{ loop.index }},
+      first_value(case when {{ auto_cdc.writes_column(cfg, column) }} then {{ auto_cdc.quote_identifier(column) }} end) over {{ window }} as __bv_{{ loop.index }},
       {%- if cfg.partial %}
-      {{ auto_cdc.seq_select('__cdc_seq', '__bs_' ~ loop.index, n, auto_cdc.scd1_writes(cfg, column), over=window) }},
+      {{ auto_cdc.seq_select('__cdc_seq', '__bs_' ~ loop.index, n, auto_cdc.writes_column(cfg, column), over=window) }},
       {%- endif %}
       {%- endfor %}
       row_number() over w_upsert as __rn
@@ -75,7 +63,7 @@
       w_delete as ({{ partition }} order by case when __cdc_op = 'delete' then 0 else 1 end, {{ seq_desc }})
       {%- if cfg.partial %}
       {%- for column in columns %},
-      w_{{ loop.index }} as ({{ partition }} order by case when {{ auto_cdc.scd1_writes(cfg, column) }} then 0 else 1 end, {{ seq_desc }})
+      w_{{ loop.index }} as ({{ partition }} order by case when {{ auto_cdc.writes_column(cfg, column) }} then 0 else 1 end, {{ seq_desc }})
       {%- endfor %}
       {%- endif %}
   ),

@@ -1,0 +1,32 @@
+{#- One apply, whichever the SCD type: resolve the changes into a temp table, count them, write
+    them, record the run. -#}
+
+{% macro apply_changes(arg_dict) -%}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- if cfg.scd_type == '1' -%}
+    {%- set changes_sql = auto_cdc.scd1_changes_sql(arg_dict) -%}
+  {%- else -%}
+    {%- call statement('auto_cdc_history') -%}
+      {{ auto_cdc.create_temp_table(arg_dict.history, auto_cdc.scd2_history_sql(arg_dict)) }}
+    {%- endcall -%}
+    {%- do auto_cdc.analyze(arg_dict.history) -%}
+    {%- set changes_sql = auto_cdc.scd2_changes_sql(arg_dict) -%}
+  {%- endif -%}
+  {%- call statement('auto_cdc_changes') -%}
+    {{ auto_cdc.create_temp_table(arg_dict.changes, changes_sql) }}
+  {%- endcall -%}
+  {%- do auto_cdc.analyze(arg_dict.changes) -%}
+
+  {%- set metrics = auto_cdc.change_metrics(arg_dict.changes, arg_dict.shape) -%}
+  {%- do arg_dict.update({'metrics': metrics}) -%}
+  {%- if cfg.scd_type == '1' -%}
+    {%- do auto_cdc.run_statements(auto_cdc.scd1_apply_statements(arg_dict)) -%}
+  {%- else -%}
+    {%- do auto_cdc.run_statements(auto_cdc.scd2_apply_statements(arg_dict)) -%}
+  {%- endif -%}
+  {%- do auto_cdc.run_statements([auto_cdc.record_run_sql(arg_dict)]) -%}
+  {%- if arg_dict.truncating -%}
+    {%- do auto_cdc.run_statements([auto_cdc.drop_dominated_tombstones_sql(arg_dict)]) -%}
+  {%- endif -%}
+  {{ return(metrics) }}
+{%- endmacro %}

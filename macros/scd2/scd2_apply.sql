@@ -1,0 +1,102 @@
+{#- SCD type 2: compare the rows the touched keys must have with the rows they have, then
+    delete, update and insert only the differences; rewrite the touched keys' events. -#}
+
+{% macro scd2_changes_sql(arg_dict) -%}
+  {{ return(adapter.dispatch('scd2_changes_sql', 'auto_cdc')(arg_dict)) }}
+{%- endmacro %}
+
+{% macro default__scd2_changes_sql(arg_dict) -%}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set n = cfg.seq_parts -%}
+  {%- set keys = cfg.key_columns -%}
+  {%- set start = auto_cdc.quote_identifier('__START_AT') -%}
+  {%- set end = auto_cdc.quote_identifier('__END_AT') -%}
+  with
+  touched as (
+    select distinct {{ auto_cdc.quoted_list(keys) }} from {{ arg_dict.history }}
+  ),
+
+  desired as (
+    select {{ auto_cdc.quoted_list(keys + cfg.value_columns) }},
+      {{ auto_cdc.seq_value('__start', n) }} as {{ start }},
+      {{ auto_cdc.seq_value('__next', n) }} as {{ end }}
+    from {{ arg_dict.history }}
+    where __tail
+  ),
+
+  current_rows as (
+    select {{ auto_cdc.quoted_list(keys + cfg.value_columns, 't.') }}, t.{{ start }}, t.{{ end }}
+    from {{ arg_dict.target }} as t
+    where exists (select 1 from touched as k where {{ auto_cdc.keys_match(keys, 'k', 't') }})
+  )
+
+  select
+    {%- for key in keys %}
+    coalesce(d.{{ auto_cdc.quote_identifier(key) }}, c.{{ auto_cdc.quote_identifier(key) }}) as {{ auto_cdc.quote_identifier(key) }},
+    {%- endfor %}
+    coalesce(d.{{ start }}, c.{{ start }}) as {{ start }},
+    {%- for column in cfg.value_columns %}
+    d.{{ auto_cdc.quote_identifier(column) }},
+    {%- endfor %}
+    d.{{ end }},
+    case
+      when d.{{ auto_cdc.quote_identifier(keys[0]) }} is null then 'delete'
+      when c.{{ auto_cdc.quote_identifier(keys[0]) }} is null then 'insert'
+      when d.{{ end }} is distinct from c.{{ end }}
+        {%- for column in cfg.value_columns %}
+        or d.{{ auto_cdc.quote_identifier(column) }} is distinct from c.{{ auto_cdc.quote_identifier(column) }}
+        {%- endfor %} then 'update'
+      else 'none'
+    end as __cdc_action
+  from desired as d
+  full outer join current_rows as c
+    on {{ auto_cdc.keys_match(keys, 'd', 'c') }} and d.{{ start }} = c.{{ start }}
+{%- endmacro %}
+
+
+{% macro scd2_apply_statements(arg_dict) -%}
+  {{ return(adapter.dispatch('scd2_apply_statements', 'auto_cdc')(arg_dict)) }}
+{%- endmacro %}
+
+{% macro default__scd2_apply_statements(arg_dict) -%}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set n = cfg.seq_parts -%}
+  {%- set keys = cfg.key_columns -%}
+  {%- set changes = arg_dict.changes -%}
+  {%- set target = arg_dict.target -%}
+  {%- set start = auto_cdc.quote_identifier('__START_AT') -%}
+  {%- set end = auto_cdc.quote_identifier('__END_AT') -%}
+  {%- set identity = auto_cdc.keys_match(keys, 't', 'c') ~ ' and t.' ~ start ~ ' = c.' ~ start -%}
+  {%- set row_columns = auto_cdc.quoted_list(keys) ~ ', ' ~ start ~ (', ' ~ auto_cdc.quoted_list(cfg.value_columns) if cfg.value_columns else '') ~ ', ' ~ end -%}
+  {%- set assignments = [end ~ ' = c.' ~ end] -%}
+  {%- for column in cfg.value_columns -%}
+    {%- do assignments.append(auto_cdc.quote_identifier(column) ~ ' = c.' ~ auto_cdc.quote_identifier(column)) -%}
+  {%- endfor -%}
+
+  {#- Events: the touched keys' histories are rewritten. Events that arrived longer than
+      tombstone_retention ago are compacted: only those that still shape a row stay (a run's
+      first and last event, a delete that closes a run), with their values fixed. -#}
+  {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention) -%}
+  {%- set event_columns = auto_cdc.quoted_list(keys) ~ ', ' ~ (auto_cdc.seq_names('__cdc_seq', n) | join(', ')) ~ ', __cdc_op'
+        ~ (', ' ~ auto_cdc.quoted_list(cfg.value_columns) if cfg.value_columns else '') -%}
+  {%- set flag_columns = [] -%}
+  {%- set flag_values = [] -%}
+  {%- if cfg.partial -%}
+    {%- for column in cfg.value_columns -%}
+      {%- set flag = auto_cdc.event_flag(column) -%}
+      {%- do flag_columns.append(flag) -%}
+      {%- do flag_values.append('(' ~ flag ~ ' or __cdc_arrived_at < ' ~ horizon ~ ')') -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- set flags_sql = (', ' ~ (flag_columns | join(', '))) if flag_columns else '' -%}
+  {%- set flag_values_sql = (', ' ~ (flag_values | join(', '))) if flag_values else '' -%}
+
+  {{ return([
+    'delete from ' ~ target ~ ' as t using ' ~ changes ~ ' as c where ' ~ identity ~ " and c.__cdc_action = 'delete'",
+    'update ' ~ target ~ ' as t set ' ~ (assignments | join(', ')) ~ ' from ' ~ changes ~ ' as c where ' ~ identity ~ " and c.__cdc_action = 'update'",
+    'insert into ' ~ target ~ ' (' ~ row_columns ~ ') select ' ~ row_columns ~ ' from ' ~ changes ~ " where __cdc_action = 'insert'",
+    'delete from ' ~ arg_dict.events ~ ' as e using (select distinct ' ~ auto_cdc.quoted_list(keys) ~ ' from ' ~ arg_dict.history ~ ') as h where ' ~ auto_cdc.keys_match(keys, 'e', 'h'),
+    'insert into ' ~ arg_dict.events ~ ' (' ~ event_columns ~ flags_sql ~ ', __cdc_arrived_at) select ' ~ event_columns ~ flag_values_sql
+      ~ ', __cdc_arrived_at from ' ~ arg_dict.history ~ ' where __cdc_arrived_at >= ' ~ horizon ~ ' or __head = 1 or __tail or __closing',
+  ]) }}
+{%- endmacro %}

@@ -1,0 +1,122 @@
+{#- SCD type 2: the full event history of every key the batch touches (stored events plus the
+    new ones), with partial values filled in and each event placed in its run. A run is a
+    maximal stretch of consecutive upserts with equal tracked columns; it becomes one row.
+    The cost follows the touched keys' histories, never the whole table. -#}
+
+{% macro event_flag(column) -%}
+  {#- Partial updates: the events-table column telling whether an event wrote `column`. -#}
+  {{ return(auto_cdc.column_seq_prefix(column) | replace('__cdc_seq__', '__cdc_w__')) }}
+{%- endmacro %}
+
+
+{% macro scd2_history_sql(arg_dict) -%}
+  {{ return(adapter.dispatch('scd2_history_sql', 'auto_cdc')(arg_dict)) }}
+{%- endmacro %}
+
+{% macro default__scd2_history_sql(arg_dict) -%}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set n = cfg.seq_parts -%}
+  {%- set keys = auto_cdc.quoted_list(cfg.key_columns) -%}
+  {%- set seqs = auto_cdc.seq_names('__cdc_seq', n) -%}
+  {%- set seq_list = seqs | join(', ') -%}
+  {%- set columns = cfg.value_columns -%}
+  {%- set flags = [] -%}
+  {%- if cfg.partial -%}{%- for column in columns -%}{%- do flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}{%- endif -%}
+  {%- set per_key = 'partition by ' ~ keys ~ ' order by ' ~ seq_list -%}
+  {%- set running = per_key ~ ' rows between unbounded preceding and current row' -%}
+  with
+  new_events as (
+    {#- Deletes carry no values; identical duplicates collapse. -#}
+    select distinct {{ keys }}, {{ seq_list }}, __cdc_op
+      {%- for column in columns %},
+      case when __cdc_op = 'upsert' then {{ auto_cdc.quote_identifier(column) }} end as {{ auto_cdc.quote_identifier(column) }}
+      {%- endfor %}
+      {%- for column in columns if cfg.partial %},
+      ({{ auto_cdc.writes_column(cfg, column) }}) as {{ flags[loop.index0] }}
+      {%- endfor %},
+      {{ dbt.current_timestamp() }} as __cdc_arrived_at
+    from {{ arg_dict.batch }}
+    where __cdc_op <> 'truncate'
+  ),
+
+  touched as (
+    select distinct {{ keys }} from new_events
+  ),
+
+  all_events as (
+    {#- A redelivered event (same key and sequence) replaces the stored one. -#}
+    select * from new_events
+    union all
+    select {{ auto_cdc.quoted_list(cfg.key_columns, 'e.') }}, {{ auto_cdc.seq_names('e.__cdc_seq', n) | join(', ') }}, e.__cdc_op
+      {%- for column in columns %}, e.{{ auto_cdc.quote_identifier(column) }}{% endfor %}
+      {%- for flag in flags %}, e.{{ flag }}{% endfor %}, e.__cdc_arrived_at
+    from {{ arg_dict.events }} as e
+    where exists (select 1 from touched as t where {{ auto_cdc.keys_match(cfg.key_columns, 't', 'e') }})
+      and not exists (
+        select 1 from new_events as n
+        where {{ auto_cdc.keys_match(cfg.key_columns, 'n', 'e') }}
+          and {{ auto_cdc.seq_row('__cdc_seq', n, 'n') }} = {{ auto_cdc.seq_row('__cdc_seq', n, 'e') }}
+      )
+  ),
+
+  {%- if cfg.partial %}
+  grouped as (
+    {#- Per column, a group starts at each event that writes it (or at a delete, which resets
+        it to NULL); the rest of the group takes that value: the chronologically preceding one. #}
+    select *
+      {%- for column in columns %},
+      count(case when __cdc_op = 'delete' or {{ flags[loop.index0] }} then 1 end) over (partition by {{ keys }} order by {{ seq_list }} rows between unbounded preceding and current row) as __g_{{ loop.index }}
+      {%- endfor %}
+    from all_events
+  ),
+
+  filled as (
+    select {{ keys }}, {{ seq_list }}, __cdc_op
+      {%- for column in columns %},
+      case when __cdc_op = 'upsert' then first_value(case when {{ flags[loop.index0] }} then {{ auto_cdc.quote_identifier(column) }} end)
+        over (partition by {{ keys }}, __g_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
+      {%- endfor %}
+      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at
+    from grouped
+  ),
+  {%- else %}
+  filled as (
+    select * from all_events
+  ),
+  {%- endif %}
+
+  marked as (
+    select *,
+      lag(__cdc_op) over w as __prev_op
+      {%- for column in cfg.tracked_columns %},
+      lag({{ auto_cdc.quote_identifier(column) }}) over w as __prev_t{{ loop.index }}
+      {%- endfor %}
+      {%- for name in seqs %},
+      lead({{ name }}) over w as {{ auto_cdc.seq_names('__next', n)[loop.index0] }}
+      {%- endfor %}
+    from filled
+    window w as ({{ per_key }})
+  ),
+
+  headed as (
+    {#- A run starts at an upsert after nothing, after a delete, or after a tracked change. -#}
+    select *,
+      case when __cdc_op = 'upsert' and (__prev_op is null or __prev_op = 'delete'
+        {%- for column in cfg.tracked_columns %}
+        or {{ auto_cdc.quote_identifier(column) }} is distinct from __prev_t{{ loop.index }}
+        {%- endfor %}) then 1 else 0 end as __head
+    from marked
+  ),
+
+  numbered as (
+    select *,
+      sum(case when __cdc_op = 'delete' or __head = 1 then 1 else 0 end) over ({{ running }}) as __run
+    from headed
+  )
+
+  select *,
+    (__cdc_op = 'upsert' and row_number() over (partition by {{ keys }}, __run order by {{ auto_cdc.seq_order('__cdc_seq', n) }}) = 1) as __tail,
+    (__cdc_op = 'delete' and __prev_op = 'upsert') as __closing,
+    {{ auto_cdc.seq_select('__cdc_seq', '__start', n, over='(partition by ' ~ keys ~ ', __run order by ' ~ seq_list ~ ')') }}
+  from numbered
+{%- endmacro %}

@@ -1,0 +1,264 @@
+"""SCD type 2 (SPEC 3.3) through dbt on both adapters: the SPEC tables in one run and in split
+runs, late events that repair closed history, partial updates, compaction, generic tests."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from harness import CdcProject
+from reference import Event, scd2, sort_rows
+from spec_data import FEED_MODEL, USERS_CDF, USERS_COLUMNS, USERS_CONFIG
+
+SCD2_CONFIG = {**{k: v for k, v in USERS_CONFIG.items() if k != "apply_as_truncates"}, "stored_as_scd_type": 2}
+SPEC_7_3 = sort_rows(
+    [
+        (123, "Isabel", "Monterrey", 1, 5),
+        (123, "Isabel", "Chihuahua", 5, 6),
+        (124, "Raul", "Oaxaca", 1, None),
+        (125, "Mercedes", "Tijuana", 2, 5),
+        (125, "Mercedes", "Mexicali", 5, 6),
+        (125, "Mercedes", "Guadalajara", 6, None),
+        (126, "Lily", "Cancun", 2, None),
+    ]
+)
+SPEC_7_4 = sort_rows(
+    [
+        (123, "Isabel", "Chihuahua", 1, 6),
+        (124, "Raul", "Oaxaca", 1, None),
+        (125, "Mercedes", "Guadalajara", 2, None),
+        (126, "Lily", "Cancun", 2, None),
+    ]
+)
+
+
+def _users(project: CdcProject, **config: object) -> None:
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users", FEED_MODEL, **{**SCD2_CONFIG, **config})
+
+
+def _batches(project: CdcProject, table: str, model: str, batches: list[list[tuple]]) -> list[tuple[int, int]]:
+    metrics = []
+    for batch in batches:
+        project.replace_rows(table, batch)
+        metrics.append(project.run(model).metrics(model))
+    return metrics
+
+
+def _split(events: list[tuple], seed: int, runs: int) -> list[list[tuple]]:
+    rng = random.Random(seed)
+    events = events[:]
+    rng.shuffle(events)
+    cuts = sorted(rng.sample(range(1, len(events)), runs - 1))
+    return [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)])]
+
+
+def test_spec_7_3_in_one_run(project: CdcProject) -> None:
+    _users(project)
+    assert _batches(project, "users_cdf", "users", [USERS_CDF]) == [(7, 0)]
+    assert project.rows("users") == SPEC_7_3
+    assert project.columns("users") == ["userId", "name", "city", "__START_AT", "__END_AT"]
+
+
+@pytest.mark.parametrize("split", ["one_per_run_reversed", "seed_3", "seed_5"])
+def test_spec_7_3_any_split_and_order(project: CdcProject, split: str) -> None:
+    _users(project)
+    batches = (
+        [[e] for e in reversed(USERS_CDF)]
+        if split == "one_per_run_reversed"
+        else _split(USERS_CDF, seed=int(split[-1]), runs=3)
+    )
+    _batches(project, "users_cdf", "users", batches)
+    assert project.rows("users") == SPEC_7_3
+
+
+def test_spec_7_4_track_history_except_city(project: CdcProject) -> None:
+    _users(project, track_history_except_column_list=["city"])
+    _batches(project, "users_cdf", "users", [USERS_CDF])
+    assert project.rows("users") == SPEC_7_4
+
+
+@pytest.mark.parametrize("seed", [2, 4])
+def test_spec_7_4_split(project: CdcProject, seed: int) -> None:
+    _users(project, track_history_column_list=["name"])
+    _batches(project, "users_cdf", "users", _split(USERS_CDF, seed=seed, runs=4))
+    assert project.rows("users") == SPEC_7_4
+
+
+def test_full_refresh_equals_one_run(project: CdcProject) -> None:
+    _users(project)
+    _batches(project, "users_cdf", "users", _split(USERS_CDF, seed=9, runs=3))
+    project.replace_rows("users_cdf", USERS_CDF)
+    assert project.run("users", full_refresh=True).metrics("users") == (7, 0)
+    assert project.rows("users") == SPEC_7_3
+
+
+# --- late events repairing history ----------------------------------------------------------
+
+COLUMNS = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
+CONFIG = {
+    "keys": ["id"],
+    "sequence_by": "seq",
+    "apply_as_deletes": "op = 'D'",
+    "except_column_list": ["op", "seq"],
+    "stored_as_scd_type": 2,
+}
+MODEL = "select * from {{ target.schema }}.events"
+
+
+def _dim(project: CdcProject, columns: dict[str, str] | None = None, **config: object) -> None:
+    project.create_table("events", columns or COLUMNS)
+    project.model("dim", MODEL, **{**CONFIG, **config})
+
+
+def _runs(project: CdcProject, *batches: list[tuple]) -> list[tuple[int, int]]:
+    return _batches(project, "events", "dim", list(batches))
+
+
+def test_late_update_inside_a_closed_interval(project: CdcProject) -> None:
+    _dim(project)
+    metrics = _runs(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 10)], [(1, "late", "x", "U", 5)])
+    assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 5), (1, "late", "x", 5, 10), (1, "b", "x", 10, None)])
+    assert metrics == [(2, 0), (2, 0)]  # [1,10) shortened to [1,5), [5,10) new
+
+
+def test_late_delete_inside_a_closed_interval(project: CdcProject) -> None:
+    _dim(project)
+    _runs(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 10)], [(1, None, None, "D", 5)])
+    assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 5), (1, "b", "x", 10, None)])
+
+
+def test_delete_before_any_upsert_closes_an_older_late_upsert(project: CdcProject) -> None:
+    _dim(project)
+    _runs(project, [(1, None, None, "D", 8)], [(1, "old", "x", "U", 3)])
+    assert project.rows("dim") == [(1, "old", "x", 3, 8)]
+
+
+def test_upsert_delete_upsert_leaves_a_gap(project: CdcProject) -> None:
+    _dim(project)
+    metrics = _runs(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 4)], [(1, "a", "x", "U", 7)])
+    assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 4), (1, "a", "x", 7, None)])
+    assert metrics == [(1, 0), (1, 0), (1, 0)]
+
+
+def test_late_event_splits_a_run_of_no_op_upserts(project: CdcProject) -> None:
+    _dim(project, except_column_list=["op", "seq", "city"])
+    _runs(
+        project,
+        [
+            (1, "Alice", None, "U", 5),
+            (1, "Alice", None, "U", 10),
+            (1, "Alice", None, "U", 15),
+            (1, "Charlie", None, "U", 20),
+        ],
+        [(1, "Bob", None, "U", 12)],
+    )
+    assert project.rows("dim") == sort_rows(
+        [(1, "Alice", 5, 12), (1, "Bob", 12, 15), (1, "Alice", 15, 20), (1, "Charlie", 20, None)]
+    )
+
+
+def test_untracked_change_updates_the_row_in_place(project: CdcProject) -> None:
+    _dim(project, track_history_column_list=["name"])
+    metrics = _runs(project, [(1, "a", "x", "U", 1)], [(1, "a", "y", "U", 2)], [(1, "b", "y", "U", 3)])
+    assert project.rows("dim") == sort_rows([(1, "a", "y", 1, 3), (1, "b", "y", 3, None)])
+    assert metrics == [(1, 0), (1, 0), (2, 0)]
+
+
+def test_sequence_column_is_not_tracked_by_default(project: CdcProject) -> None:
+    _dim(project, except_column_list=["op"])
+    _runs(project, [(1, "a", "x", "U", 1), (1, "a", "x", "U", 2)])
+    assert project.rows("dim") == [(1, "a", "x", 2, 1, None)]
+
+
+def test_replay_changes_nothing(project: CdcProject) -> None:
+    _dim(project)
+    _runs(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 2)])
+    before = project.snapshot("dim", "dim__cdc_state")
+    assert _runs(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 2)]) == [(0, 0)]
+    assert project.rows("dim") == before["dim"]
+
+
+# --- partial updates --------------------------------------------------------------------------
+
+
+def test_ignore_null_updates_take_the_preceding_value(project: CdcProject) -> None:
+    _dim(project, ignore_null_updates=True)
+    _runs(project, [(1, "a", "x", "U", 1), (1, None, "y", "U", 3)], [(1, "b", None, "U", 2)])
+    assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 2), (1, "b", "x", 2, 3), (1, "b", "y", 3, None)])
+
+
+def test_columns_to_update_in_scd2(project: CdcProject) -> None:
+    _dim(project, columns={**COLUMNS, "cols": "varchar"}, columns_to_update="cols")
+    _runs(project, [(1, "a", "x", "U", 1, None)], [(1, None, "y", "U", 2, "city")], [(1, "z", "q", "U", 3, "name")])
+    assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 2), (1, "a", "y", 2, 3), (1, "z", "y", 3, None)])
+
+
+def test_delete_resets_ignored_values(project: CdcProject) -> None:
+    _dim(project, ignore_null_updates=True)
+    _runs(project, [(1, "a", "x", "U", 1), (1, None, None, "D", 2)], [(1, None, "y", "U", 3)])
+    assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 2), (1, None, "y", 3, None)])
+
+
+# --- state, schema, tests -------------------------------------------------------------------
+
+
+def test_old_events_are_compacted_and_history_stays_right(project: CdcProject) -> None:
+    _dim(project, tombstone_retention=1)
+    _runs(project, [(1, "a", "x", "U", s) for s in (1, 2, 3, 4)] + [(1, "b", "x", "U", 5), (1, None, None, "D", 6)])
+    assert len(project.rows("dim__cdc_state")) == 6
+    time.sleep(2.2)
+    _runs(project, [(1, "c", "x", "U", 9)])
+    # Of the old events only the run heads (1, 5), tails (4, 5) and the closing delete remain.
+    assert [row[1] for row in project.rows("dim__cdc_state")] == [1, 4, 5, 6, 9]
+    expected = sort_rows([(1, "a", "x", 1, 5), (1, "b", "x", 5, 6), (1, "c", "x", 9, None)])
+    assert project.rows("dim") == expected
+    _runs(project, [(1, "d", "x", "U", 10)])
+    assert project.rows("dim") == sort_rows([*expected[:2], (1, "c", "x", 9, 10), (1, "d", "x", 10, None)])
+
+
+def test_new_column_is_appended_without_new_versions(project: CdcProject) -> None:
+    _dim(project)
+    _runs(project, [(1, "a", "x", "U", 1)])
+    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    _runs(project, [(2, "b", "y", "U", 1, "01000")])
+    assert project.columns("dim") == ["id", "name", "city", "__START_AT", "__END_AT", "zip"]
+    assert project.rows("dim") == sort_rows([(1, "a", "x", 1, None, None), (2, "b", "y", 1, None, "01000")])
+
+
+def test_changing_the_scd_type_asks_for_a_full_refresh(project: CdcProject) -> None:
+    _dim(project)
+    _runs(project, [(1, "a", "x", "U", 1)])
+    project.model("dim", MODEL, **{**CONFIG, "stored_as_scd_type": 1})
+    outcome = project.run("dim", expect_success=False)
+    assert "--full-refresh" in outcome.error
+    project.run("dim", full_refresh=True)
+    assert project.rows("dim") == [(1, "a", "x")]
+
+
+def test_generic_tests_catch_overlaps_and_two_current_rows(project: CdcProject) -> None:
+    project.create_table("bad", {"id": "integer", "__START_AT": "integer", "__END_AT": "integer"})
+    project.insert("bad", [(1, 1, 5), (1, 4, None), (2, 1, None), (2, 3, None), (3, 1, 3), (3, 3, None)])
+    (project.path / "models" / "bad_view.sql").write_text(
+        "{{ config(materialized='view') }}\nselect * from {{ target.schema }}.bad\n"
+    )
+    project.write(
+        "models/schema.yml",
+        "version: 2\nmodels:\n  - name: bad_view\n    data_tests:\n"
+        "      - auto_cdc.scd2_no_overlapping_intervals: {keys: [id]}\n"
+        "      - auto_cdc.scd2_one_current_row: {keys: [id]}\n",
+    )
+    outcome = project.dbt("build", "--select", "bad_view")
+    failures = {
+        r.node.name.split("_bad_view")[0]: getattr(r, "failures", None)
+        for r in outcome.results
+        if r.node.resource_type == "test"
+    }
+    assert failures == {"auto_cdc_scd2_no_overlapping_intervals": 2, "auto_cdc_scd2_one_current_row": 1}
+
+
+def test_reference_model_agrees_with_these_cases() -> None:
+    events = [Event(1, 1, "upsert", {"name": "a", "city": "x"}), Event(1, 8, "delete")]
+    assert scd2(events, ["name", "city"]) == [(1, "a", "x", 1, 8)]
