@@ -90,13 +90,16 @@
     {%- do errors.append("`sequence_by` is required: the column (or expression, or list of them) that orders the events, e.g. sequence_by='updated_at'.") -%}
   {%- endif -%}
   {%- set sequence_columns = [] -%}
+  {%- set sequence_fields = [] -%}
   {%- for item in sequence_by -%}
     {%- set column = auto_cdc._resolve_column(item | string, source_columns) -%}
     {%- if column is not none -%}
       {%- do sequence_exprs.append('src.' ~ auto_cdc.quote_identifier(column)) -%}
       {%- do sequence_columns.append(column) -%}
+      {%- do sequence_fields.append(column) -%}
     {%- else -%}
       {%- do sequence_exprs.append('(' ~ item ~ ')') -%}
+      {%- do sequence_fields.append('part_' ~ loop.index) -%}
     {%- endif -%}
   {%- endfor -%}
 
@@ -244,6 +247,7 @@
       'key_columns': keys,
       'sequence_exprs': sequence_exprs,
       'sequence_columns': sequence_columns,
+      'sequence_fields': sequence_fields,
       'seq_parts': sequence_exprs | length,
       'deletes_expr': deletes_expr,
       'truncates_expr': truncates_expr,

@@ -262,3 +262,32 @@ def test_generic_tests_catch_overlaps_and_two_current_rows(project: CdcProject) 
 def test_reference_model_agrees_with_these_cases() -> None:
     events = [Event(1, 1, "upsert", {"name": "a", "city": "x"}), Event(1, 8, "delete")]
     assert scd2(events, ["name", "city"]) == [(1, "a", "x", 1, 8)]
+
+
+def test_sequence_by_list_gives_an_ordered_period_type(project: CdcProject) -> None:
+    columns = {"id": "integer", "name": "varchar", "op": "varchar", "epoch": "integer", "offset_no": "integer"}
+    project.create_table("events", columns)
+    project.model(
+        "dim",
+        MODEL,
+        keys="id",
+        sequence_by=["epoch", "offset_no"],
+        apply_as_deletes="op = 'D'",
+        except_column_list=["op", "epoch", "offset_no"],
+        stored_as_scd_type=2,
+    )
+    _runs(project, [(1, "a", "U", 1, 9), (1, "b", "U", 2, 1)], [(1, "late", "U", 1, 10), (1, None, "D", 2, 5)])
+    rows = project.query(
+        f'select name, "__START_AT" < "__END_AT", "__END_AT" is null from {project.relation("dim")} order by "__START_AT"'
+    )
+    assert rows == [("a", True, False), ("late", True, False), ("b", True, False)]
+    starts = project.query(f'select "__START_AT" from {project.relation("dim")} order by "__START_AT"')
+    if project.adapter == "duckdb":
+        assert starts == [
+            ({"epoch": 1, "offset_no": 9},),
+            ({"epoch": 1, "offset_no": 10},),
+            ({"epoch": 2, "offset_no": 1},),
+        ]
+    else:
+        assert starts == [("(1,9)",), ("(1,10)",), ("(2,1)",)]
+    project.run("dim", full_refresh=True)  # the period type is rebuilt with the tables

@@ -7,6 +7,7 @@
   {{ return({
       'state': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_state')}, type='table'),
       'runs': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_runs')}, type='table'),
+      'seq_type': auto_cdc.quote_identifier(target_relation.schema) ~ '.' ~ auto_cdc.quote_identifier(auto_cdc.derived_name(base, '__cdc_seq')),
   }) }}
 {%- endmacro %}
 

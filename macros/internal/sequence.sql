@@ -76,12 +76,59 @@
 {%- endmacro %}
 
 
-{% macro seq_value(prefix, n) -%}
-  {#- One value for a whole sequence, for the target's __START_AT / __END_AT. -#}
-  {%- if n == 1 -%}{{ return(prefix) }}{%- endif -%}
-  {{ return(adapter.dispatch('seq_value', 'auto_cdc')(auto_cdc.seq_names(prefix, n))) }}
+{% macro seq_value(prefix, cfg) -%}
+  {#- One value for a whole sequence, for the target's __START_AT / __END_AT: the sequence
+      itself, or for a `sequence_by` list a value of a type that orders like the list. -#}
+  {%- if cfg.seq_parts == 1 -%}{{ return(prefix) }}{%- endif -%}
+  {{ return(adapter.dispatch('seq_value', 'auto_cdc')(auto_cdc.seq_names(prefix, cfg.seq_parts), cfg)) }}
 {%- endmacro %}
 
-{% macro default__seq_value(parts) -%}
-  {%- do exceptions.raise_compiler_error("auto_cdc: a `sequence_by` list with stored_as_scd_type=2 is not supported on " ~ adapter.type() ~ " yet; combine the parts into one orderable column in the model query.") -%}
+{% macro default__seq_value(parts, cfg) -%}
+  {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': a `sequence_by` list with stored_as_scd_type=2 is not supported on "
+      ~ adapter.type() ~ " yet; combine the parts into one orderable column in the model query.") -%}
+{%- endmacro %}
+
+{% macro duckdb__seq_value(parts, cfg) -%}
+  {#- A STRUCT: DuckDB orders structs field by field. -#}
+  {%- set fields = [] -%}
+  {%- for part in parts -%}
+    {%- do fields.append(auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) ~ ' := ' ~ part) -%}
+  {%- endfor -%}
+  {{ return('struct_pack(' ~ (fields | join(', ')) ~ ')') }}
+{%- endmacro %}
+
+{% macro postgres__seq_value(parts, cfg) -%}
+  {#- A composite type made for this model: PostgreSQL orders composites field by field. -#}
+  {{ return('row(' ~ (parts | join(', ')) ~ ')::' ~ cfg.seq_type) }}
+{%- endmacro %}
+
+
+{% macro create_sequence_type(cfg, batch) -%}
+  {{ return(adapter.dispatch('create_sequence_type', 'auto_cdc')(cfg, batch)) }}
+{%- endmacro %}
+
+{% macro default__create_sequence_type(cfg, batch) -%}
+{%- endmacro %}
+
+{% macro postgres__create_sequence_type(cfg, batch) -%}
+  {%- if cfg.seq_parts == 1 -%}{{ return('') }}{%- endif -%}
+  {%- set types = {} -%}
+  {%- for column in adapter.get_columns_in_relation(batch) -%}{%- do types.update({column.name: column.data_type}) -%}{%- endfor -%}
+  {%- set fields = [] -%}
+  {%- for part in auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
+    {%- do fields.append(auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) ~ ' ' ~ types[part]) -%}
+  {%- endfor -%}
+  create type {{ cfg.seq_type }} as ({{ fields | join(', ') }})
+{%- endmacro %}
+
+
+{% macro drop_sequence_type(cfg) -%}
+  {{ return(adapter.dispatch('drop_sequence_type', 'auto_cdc')(cfg)) }}
+{%- endmacro %}
+
+{% macro default__drop_sequence_type(cfg) -%}
+{%- endmacro %}
+
+{% macro postgres__drop_sequence_type(cfg) -%}
+  drop type if exists {{ cfg.seq_type }} cascade
 {%- endmacro %}

@@ -63,8 +63,9 @@
     ]) -%}
   {%- else -%}
     {#- SCD2: the target gains __START_AT/__END_AT typed like the sequence; the state keeps events. -#}
-    {%- set period = auto_cdc.seq_value('__cdc_seq', n) -%}
+    {%- set period = auto_cdc.seq_value('__cdc_seq', cfg) -%}
     {%- do auto_cdc.run_statements([
+        auto_cdc.create_sequence_type(cfg, batch),
         'create table ' ~ target ~ ' as select ' ~ auto_cdc.quoted_list(cfg.written_columns) ~ ', ' ~ period ~ ' as '
           ~ auto_cdc.quote_identifier('__START_AT') ~ ', ' ~ period ~ ' as ' ~ auto_cdc.quote_identifier('__END_AT') ~ ' from ' ~ batch ~ ' where 1 = 0',
         'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.scd2_event_columns_sql(cfg) ~ ' from ' ~ batch ~ ' where 1 = 0',

@@ -21,6 +21,7 @@
   {#- 1. Read and validate the configuration against the model query's columns. -#}
   {%- set source_columns = auto_cdc.query_columns(sql, temps.probe) -%}
   {%- set cfg = auto_cdc.read_cdc_config(source_columns | map(attribute='name') | list) -%}
+  {%- do cfg.update({'seq_type': state.seq_type}) -%}
 
   {#- 2. Rebuild from scratch, or apply incrementally? -#}
   {%- set existing_state = auto_cdc.existing_relation(state.state) -%}
@@ -45,6 +46,7 @@
     {%- for relation in [existing_relation, existing_state, existing_runs] -%}
       {%- if relation is not none -%}{%- do adapter.drop_relation(relation) -%}{%- endif -%}
     {%- endfor -%}
+    {%- do auto_cdc.run_statements([auto_cdc.drop_sequence_type(cfg)]) -%}
     {%- do auto_cdc.create_state_tables(cfg, temps.batch, target_relation, state) -%}
   {%- else -%}
     {%- do auto_cdc.evolve_state(cfg, state.state) -%}

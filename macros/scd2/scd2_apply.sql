@@ -18,8 +18,8 @@
 
   desired as (
     select {{ auto_cdc.quoted_list(keys + cfg.value_columns) }},
-      {{ auto_cdc.seq_value('__start', n) }} as {{ start }},
-      {{ auto_cdc.seq_value('__next', n) }} as {{ end }}
+      {{ auto_cdc.seq_value('__start', cfg) }} as {{ start }},
+      {{ auto_cdc.seq_value('__next', cfg) }} as {{ end }}
     from {{ arg_dict.history }}
     where __tail
   ),
