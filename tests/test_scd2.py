@@ -221,11 +221,22 @@ def test_old_events_are_compacted_and_history_stays_right(project: CdcProject) -
 
 def test_new_column_is_appended_without_new_versions(project: CdcProject) -> None:
     _dim(project)
-    _runs(project, [(1, "a", "x", "U", 1)])
+    _runs(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])
     project.execute(f"alter table {project.relation('events')} add column zip varchar")
-    _runs(project, [(2, "b", "y", "U", 1, "01000")])
+    metrics = _runs(
+        project, [(1, "a", "x", "U", 2, "01000"), (3, "c", "z", "U", 1, "02000")], [(1, "a", "x", "U", 3, "03000")]
+    )
     assert project.columns("dim") == ["id", "name", "city", "__START_AT", "__END_AT", "zip"]
-    assert project.rows("dim") == sort_rows([(1, "a", "x", 1, None, None), (2, "b", "y", 1, None, "01000")])
+    # Key 1 keeps one version: the column's first value is not a change, its next one is.
+    assert project.rows("dim") == sort_rows(
+        [
+            (1, "a", "x", 1, 3, "01000"),
+            (1, "a", "x", 3, None, "03000"),
+            (2, "b", "y", 1, None, None),
+            (3, "c", "z", 1, None, "02000"),
+        ]
+    )
+    assert metrics == [(2, 0), (2, 0)]
 
 
 def test_changing_the_scd_type_asks_for_a_full_refresh(project: CdcProject) -> None:

@@ -58,8 +58,12 @@
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target, info=true) -%}
     {%- do auto_cdc.run_statements(auto_cdc.add_columns(target, additions)) -%}
     {%- if cfg.scd_type == '2' -%}
-      {#- The stored events never carried the new column: NULL. -#}
-      {%- do auto_cdc.run_statements(auto_cdc.add_columns(state, additions)) -%}
+      {#- The stored events never carried the new column: NULL, and marked as not known. -#}
+      {%- set known = [] -%}
+      {%- for column in new_columns -%}
+        {%- do known.append({'name': auto_cdc.event_known(column), 'data_type': dbt.type_boolean()}) -%}
+      {%- endfor -%}
+      {%- do auto_cdc.run_statements(auto_cdc.add_columns(state, additions + known)) -%}
     {%- endif -%}
     {{ return(cfg) }}
   {%- endif -%}

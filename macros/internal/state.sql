@@ -116,6 +116,11 @@
   {%- endfor -%}
   {%- if cfg.scd_type != '1' -%}
     {%- do auto_cdc.run_statements(auto_cdc.evolve_event_flags(cfg, state, existing)) -%}
+    {%- set known = [] -%}
+    {%- for column in cfg.value_columns -%}
+      {%- if auto_cdc.event_known(column) in existing -%}{%- do known.append(column) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- do cfg.update({'known_columns': known}) -%}
     {{ return(none) }}
   {%- endif -%}
   {%- set stored_colseq = [] -%}

@@ -88,6 +88,10 @@
       {%- do flag_values.append('(' ~ flag ~ ' or __cdc_arrived_at < ' ~ horizon ~ ')') -%}
     {%- endfor -%}
   {%- endif -%}
+  {%- for column in cfg.get('known_columns', []) -%}
+    {%- do flag_columns.append(auto_cdc.event_known(column)) -%}
+    {%- do flag_values.append(auto_cdc.event_known(column)) -%}
+  {%- endfor -%}
   {%- set flags_sql = (', ' ~ (flag_columns | join(', '))) if flag_columns else '' -%}
   {%- set flag_values_sql = (', ' ~ (flag_values | join(', '))) if flag_values else '' -%}
 

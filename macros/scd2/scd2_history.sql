@@ -9,6 +9,13 @@
 {%- endmacro %}
 
 
+{% macro event_known(column) -%}
+  {#- A column appended by on_schema_change: the events-table column telling whether an event
+      carried it (NULL for events stored before it existed). -#}
+  {{ return(auto_cdc.column_seq_prefix(column) | replace('__cdc_seq__', '__cdc_k__')) }}
+{%- endmacro %}
+
+
 {% macro scd2_history_sql(arg_dict) -%}
   {{ return(adapter.dispatch('scd2_history_sql', 'auto_cdc')(arg_dict)) }}
 {%- endmacro %}
@@ -22,6 +29,8 @@
   {%- set columns = cfg.value_columns -%}
   {%- set flags = [] -%}
   {%- if cfg.partial -%}{%- for column in columns -%}{%- do flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}{%- endif -%}
+  {%- set known = cfg.get('known_columns', []) -%}
+  {%- for column in known -%}{%- do flags.append(auto_cdc.event_known(column)) -%}{%- endfor -%}
   {%- set per_key = 'partition by ' ~ keys ~ ' order by ' ~ seq_list -%}
   {%- set running = per_key ~ ' rows between unbounded preceding and current row' -%}
   with
@@ -33,7 +42,8 @@
       {%- endfor %}
       {%- for column in columns if cfg.partial %},
       ({{ auto_cdc.writes_column(cfg, column) }}) as {{ flags[loop.index0] }}
-      {%- endfor %},
+      {%- endfor %}
+      {%- for column in known %}, true as {{ auto_cdc.event_known(column) }}{% endfor %},
       {{ dbt.current_timestamp() }} as __cdc_arrived_at
     from {{ arg_dict.batch }}
     where __cdc_op <> 'truncate'
@@ -90,6 +100,9 @@
       lag(__cdc_op) over w as __prev_op
       {%- for column in cfg.tracked_columns %},
       lag({{ auto_cdc.quote_identifier(column) }}) over w as __prev_t{{ loop.index }}
+      {%- if column in known %},
+      lag(coalesce({{ auto_cdc.event_known(column) }}, false)) over w as __prev_k{{ loop.index }}
+      {%- endif %}
       {%- endfor %}
       {%- for name in seqs %},
       lead({{ name }}) over w as {{ auto_cdc.seq_names('__next', n)[loop.index0] }}
@@ -99,11 +112,14 @@
   ),
 
   headed as (
-    {#- A run starts at an upsert after nothing, after a delete, or after a tracked change. -#}
+    {#- A run starts at an upsert after nothing, after a delete, or after a tracked change.
+        A column appended later is only compared between events that both carried it, so
+        appending it never opens versions by itself. -#}
     select *,
       case when __cdc_op = 'upsert' and (__prev_op is null or __prev_op = 'delete'
         {%- for column in cfg.tracked_columns %}
-        or {{ auto_cdc.quote_identifier(column) }} is distinct from __prev_t{{ loop.index }}
+        or ({{ auto_cdc.quote_identifier(column) }} is distinct from __prev_t{{ loop.index }}
+          {%- if column in known %} and coalesce({{ auto_cdc.event_known(column) }}, false) and __prev_k{{ loop.index }}{% endif %})
         {%- endfor %}) then 1 else 0 end as __head
     from marked
   ),
