@@ -3,8 +3,8 @@
       models:
         - name: users_history
           data_tests:
-            - auto_cdc.scd2_no_overlapping_intervals: {keys: [userId]}
-            - auto_cdc.scd2_one_current_row: {keys: [userId]}
+            - auto_cdc.scd2_no_overlapping_intervals: {arguments: {keys: [userId]}}
+            - auto_cdc.scd2_one_current_row: {arguments: {keys: [userId]}}
 
     Each returns the offending rows; no rows means the test passes. -#}
 

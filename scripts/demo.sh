@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the example project (integration_tests/) on embedded DuckDB and prints the SCD1 table
-# that the SPEC 7.1 users change feed produces. Installs the Python packages it needs.
+# and the SCD2 history that the SPEC 7.1/7.3 users change feed produces. Installs the Python
+# packages it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,5 +13,9 @@ dbt deps --profiles-dir . --quiet
 dbt build --profiles-dir . --target duckdb
 echo
 echo "The users change feed applied as SCD type 1 (SPEC 7.1):"
-dbt show --profiles-dir . --target duckdb --quiet \
+dbt show --profiles-dir . --target duckdb --quiet --limit 50 \
   --inline 'select * from {{ ref("users") }} order by "userId"'
+echo
+echo "The same feed as SCD type 2 history (SPEC 7.3):"
+dbt show --profiles-dir . --target duckdb --quiet --limit 50 \
+  --inline 'select * from {{ ref("users_history") }} order by "userId", "__START_AT"'

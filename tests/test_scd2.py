@@ -258,8 +258,8 @@ def test_generic_tests_catch_overlaps_and_two_current_rows(project: CdcProject) 
     project.write(
         "models/schema.yml",
         "version: 2\nmodels:\n  - name: bad_view\n    data_tests:\n"
-        "      - auto_cdc.scd2_no_overlapping_intervals: {keys: [id]}\n"
-        "      - auto_cdc.scd2_one_current_row: {keys: [id]}\n",
+        "      - auto_cdc.scd2_no_overlapping_intervals: {arguments: {keys: [id]}}\n"
+        "      - auto_cdc.scd2_one_current_row: {arguments: {keys: [id]}}\n",
     )
     outcome = project.dbt("build", "--select", "bad_view")
     failures = {
@@ -288,9 +288,8 @@ def test_sequence_by_list_gives_an_ordered_period_type(project: CdcProject) -> N
         stored_as_scd_type=2,
     )
     _runs(project, [(1, "a", "U", 1, 9), (1, "b", "U", 2, 1)], [(1, "late", "U", 1, 10), (1, None, "D", 2, 5)])
-    rows = project.query(
-        f'select name, "__START_AT" < "__END_AT", "__END_AT" is null from {project.relation("dim")} order by "__START_AT"'
-    )
+    dim = project.relation("dim")
+    rows = project.query(f'select name, "__START_AT" < "__END_AT", "__END_AT" is null from {dim} order by "__START_AT"')
     assert rows == [("a", True, False), ("late", True, False), ("b", True, False)]
     starts = project.query(f'select "__START_AT" from {project.relation("dim")} order by "__START_AT"')
     if project.adapter == "duckdb":

@@ -1,10 +1,10 @@
-"""Does an SCD1 run cost what the batch costs, not what the target costs?
+"""Does a run cost what the batch costs, not what the target costs?
 
 Builds targets of several sizes with auto_cdc, then applies one batch of events (updates of
 existing keys, new keys, deletes, and late events older than the stored rows) and reports the
 model's execution time from run_results.json (dbt start-up and parsing excluded).
 
-    python bench/scd1_scaling.py [--sizes 100000 1000000] [--batch 10000] [--adapters duckdb postgres]
+    python bench/scaling.py [--sizes 100000 1000000] [--batch 10000] [--adapters duckdb postgres] [--scd-type 1|2]
 
 PostgreSQL: a private server is started as in the tests (or AUTO_CDC_PGPORT is used).
 """
@@ -40,12 +40,12 @@ def _execution_time(project: CdcProject) -> float:
     return float(results["results"][0]["execution_time"])
 
 
-def measure(project: CdcProject, size: int, batch: int) -> dict[str, float]:
+def measure(project: CdcProject, size: int, batch: int, scd_type: int = 1) -> dict[str, float]:
     adapter = project.adapter
     project.create_table(
         "events", {"id": "bigint", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "bigint"}
     )
-    project.model("dim", "select * from {{ target.schema }}.events", **CONFIG)
+    project.model("dim", "select * from {{ target.schema }}.events", **CONFIG, stored_as_scd_type=scd_type)
     events = project.relation("events")
     project.execute(
         f"insert into {events} select i, 'name ' || i, 'city ' || (i % 97), 'U', 10 from {_series(adapter, size)}"
@@ -76,22 +76,28 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--batch", type=int, default=10_000)
     parser.add_argument("--adapters", nargs="+", default=["duckdb", "postgres"])
+    parser.add_argument("--scd-type", type=int, choices=[1, 2], default=1)
     args = parser.parse_args()
     server = postgres_server.start() if "postgres" in args.adapters else None
-    print("| adapter | target rows | batch events | apply (s) | metrics |\n|---|---|---|---|---|")
+    print("| adapter | SCD type | target rows | batch events | apply (s) | metrics |\n|---|---|---|---|---|---|")
     try:
         for adapter in args.adapters:
             for size in args.sizes:
                 with tempfile.TemporaryDirectory() as tmp:
                     project = CdcProject(Path(tmp), adapter, server)
                     try:
-                        result = measure(project, size, args.batch)
+                        result = measure(project, size, args.batch, args.scd_type)
                     finally:
                         project.close()
-                print(
-                    f"| {adapter} | {size:,} | {args.batch:,} | {result['apply_s']:.2f} | {result['metrics']} |",
-                    flush=True,
-                )
+                cells = [
+                    adapter,
+                    args.scd_type,
+                    f"{size:,}",
+                    f"{args.batch:,}",
+                    f"{result['apply_s']:.2f}",
+                    result["metrics"],
+                ]
+                print("| " + " | ".join(map(str, cells)) + " |", flush=True)
     finally:
         if server is not None:
             server.stop()
