@@ -45,6 +45,25 @@
 {%- endmacro %}
 
 
+{% macro _column_subset(list_name, default_columns, value_columns, source_columns, errors) -%}
+  {#- For a pair `<x>_column_list` / `<x>_except_column_list` of non-key written columns: the
+      listed columns, or `default_columns` without the excepted ones; none when neither is set. -#}
+  {%- set except_name = list_name | replace('_column_list', '_except_column_list') -%}
+  {%- set listed = auto_cdc._config_value(list_name) -%}
+  {%- set excepted = auto_cdc._config_value(except_name) -%}
+  {%- if listed is none and excepted is none -%}{{ return(none) }}{%- endif -%}
+  {%- set config_name = list_name if listed is not none else except_name -%}
+  {%- set named = auto_cdc._resolve_columns(config_name, auto_cdc._as_list(listed if listed is not none else excepted), source_columns, errors) -%}
+  {%- for column in named if column not in value_columns -%}
+    {%- do errors.append("`" ~ config_name ~ "` names '" ~ column ~ "', which is not a non-key column written to the target.") -%}
+  {%- endfor -%}
+  {%- if listed is not none -%}
+    {{ return(value_columns | select('in', named) | list) }}
+  {%- endif -%}
+  {{ return(default_columns | reject('in', named) | list) }}
+{%- endmacro %}
+
+
 {% macro _exclusive(a, b, errors) -%}
   {%- if auto_cdc._config_value(a) is not none and auto_cdc._config_value(b) is not none -%}
     {%- do errors.append("`" ~ a ~ "` and `" ~ b ~ "` are mutually exclusive: set only one of them.") -%}
@@ -178,42 +197,15 @@
   {%- endif -%}
   {%- if ignore_all is sameas true -%}
     {%- set ignore_null_columns = value_columns -%}
-  {%- elif inu_list is not none or inu_except is not none -%}
-    {%- set config_name = 'ignore_null_updates_column_list' if inu_list is not none else 'ignore_null_updates_except_column_list' -%}
-    {%- set named = auto_cdc._resolve_columns(config_name, auto_cdc._as_list(inu_list if inu_list is not none else inu_except), source_columns, errors) -%}
-    {%- for column in named -%}
-      {%- if column not in value_columns -%}
-        {%- do errors.append("`" ~ config_name ~ "` names '" ~ column ~ "', which is not a non-key column written to the target.") -%}
-      {%- endif -%}
-    {%- endfor -%}
-    {%- for column in value_columns -%}
-      {%- if (column in named) == (inu_list is not none) -%}{%- do ignore_null_columns.append(column) -%}{%- endif -%}
-    {%- endfor -%}
+  {%- else -%}
+    {%- set ignore_null_columns = auto_cdc._column_subset('ignore_null_updates_column_list', value_columns, value_columns, source_columns, errors) or [] -%}
   {%- endif -%}
 
   {#- SCD2 history: which columns open a new version. By default every written non-key column
       except those `sequence_by` names. -#}
-  {%- set tracked_columns = [] -%}
-  {%- set th_list = auto_cdc._config_value('track_history_column_list') -%}
-  {%- set th_except = auto_cdc._config_value('track_history_except_column_list') -%}
-  {%- if th_list is not none or th_except is not none -%}
-    {%- set config_name = 'track_history_column_list' if th_list is not none else 'track_history_except_column_list' -%}
-    {%- set named = auto_cdc._resolve_columns(config_name, auto_cdc._as_list(th_list if th_list is not none else th_except), source_columns, errors) -%}
-    {%- for column in named -%}
-      {%- if column not in value_columns -%}
-        {%- do errors.append("`" ~ config_name ~ "` names '" ~ column ~ "', which is not a non-key column written to the target.") -%}
-      {%- endif -%}
-    {%- endfor -%}
-    {%- for column in value_columns -%}
-      {%- if th_list is not none and column in named -%}{%- do tracked_columns.append(column) -%}
-      {%- elif th_list is none and column not in named and column not in sequence_columns -%}{%- do tracked_columns.append(column) -%}
-      {%- endif -%}
-    {%- endfor -%}
-  {%- else -%}
-    {%- for column in value_columns -%}
-      {%- if column not in sequence_columns -%}{%- do tracked_columns.append(column) -%}{%- endif -%}
-    {%- endfor -%}
-  {%- endif -%}
+  {%- set default_tracked = value_columns | reject('in', sequence_columns) | list -%}
+  {%- set tracked_columns = auto_cdc._column_subset('track_history_column_list', default_tracked, value_columns, source_columns, errors) -%}
+  {%- if tracked_columns is none -%}{%- set tracked_columns = default_tracked -%}{%- endif -%}
 
   {#- Incremental reading, tombstones, schema changes -#}
   {%- set checkpoint_name = auto_cdc._config_value('checkpoint_column') -%}

@@ -1,4 +1,6 @@
-"""The SPEC section 7 users feed, shared by the tests."""
+"""The SPEC section 7 users feed and its expected tables, shared by the tests."""
+
+import random
 
 USERS_COLUMNS = {
     "userId": "integer",
@@ -33,3 +35,28 @@ SPEC_7_1 = [(124, "Raul", "Oaxaca"), (125, "Mercedes", "Guadalajara"), (126, "Li
 SPEC_7_2 = [(125, "Mercedes", "Guadalajara")]
 
 FEED_MODEL = "select * from {{ target.schema }}.users_cdf"
+
+SPEC_7_3 = [
+    (123, "Isabel", "Monterrey", 1, 5),
+    (123, "Isabel", "Chihuahua", 5, 6),
+    (124, "Raul", "Oaxaca", 1, None),
+    (125, "Mercedes", "Tijuana", 2, 5),
+    (125, "Mercedes", "Mexicali", 5, 6),
+    (125, "Mercedes", "Guadalajara", 6, None),
+    (126, "Lily", "Cancun", 2, None),
+]
+SPEC_7_4 = [
+    (123, "Isabel", "Chihuahua", 1, 6),
+    (124, "Raul", "Oaxaca", 1, None),
+    (125, "Mercedes", "Guadalajara", 2, None),
+    (126, "Lily", "Cancun", 2, None),
+]
+
+
+def shuffled_split(events: list[tuple], seed: int, runs: int) -> list[list[tuple]]:
+    """The events in a seeded random order, cut into `runs` non-empty batches."""
+    rng = random.Random(seed)
+    events = events[:]
+    rng.shuffle(events)
+    cuts = sorted(rng.sample(range(1, len(events)), runs - 1))
+    return [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)])]

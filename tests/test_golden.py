@@ -3,12 +3,19 @@ different arrival orders. Each run sees only the events that arrived since the l
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from harness import CdcProject
-from spec_data import FEED_MODEL, SPEC_7_1, SPEC_7_2, TRUNCATE_AT_3, USERS_CDF, USERS_COLUMNS, USERS_CONFIG
+from spec_data import (
+    FEED_MODEL,
+    SPEC_7_1,
+    SPEC_7_2,
+    TRUNCATE_AT_3,
+    USERS_CDF,
+    USERS_COLUMNS,
+    USERS_CONFIG,
+    shuffled_split,
+)
 
 
 def _setup(project: CdcProject) -> None:
@@ -22,14 +29,6 @@ def _apply_in_batches(project: CdcProject, batches: list[list[tuple]]) -> list[t
         project.replace_rows("users_cdf", batch)
         metrics.append(project.run("users").metrics("users"))
     return metrics
-
-
-def _shuffled_split(events: list[tuple], seed: int, runs: int) -> list[list[tuple]]:
-    rng = random.Random(seed)
-    events = events[:]
-    rng.shuffle(events)
-    cuts = sorted(rng.sample(range(1, len(events)), runs - 1))
-    return [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)])]
 
 
 def test_spec_7_1_in_one_run(project: CdcProject) -> None:
@@ -50,8 +49,8 @@ def test_spec_7_1_metrics_when_split_at_sequence_2(project: CdcProject) -> None:
 SPLITS = {
     "one_event_per_run_reversed": [[e] for e in reversed(USERS_CDF)],
     "newest_first": [[e for e in USERS_CDF if e[4] >= 5], [e for e in USERS_CDF if e[4] < 5]],
-    "shuffled_3_runs": _shuffled_split(USERS_CDF, seed=7, runs=3),
-    "shuffled_4_runs": _shuffled_split(USERS_CDF, seed=11, runs=4),
+    "shuffled_3_runs": shuffled_split(USERS_CDF, seed=7, runs=3),
+    "shuffled_4_runs": shuffled_split(USERS_CDF, seed=11, runs=4),
 }
 
 
@@ -71,7 +70,7 @@ def test_spec_7_2_truncate_in_one_run(project: CdcProject) -> None:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_spec_7_2_truncate_split(project: CdcProject, seed: int) -> None:
     _setup(project)
-    _apply_in_batches(project, _shuffled_split([*USERS_CDF, TRUNCATE_AT_3], seed=seed, runs=3))
+    _apply_in_batches(project, shuffled_split([*USERS_CDF, TRUNCATE_AT_3], seed=seed, runs=3))
     assert project.rows("users") == SPEC_7_2
 
 

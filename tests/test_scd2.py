@@ -3,35 +3,18 @@ runs, late events that repair closed history, partial updates, compaction, gener
 
 from __future__ import annotations
 
-import random
 import time
 
 import pytest
 
+import spec_data
 from harness import CdcProject
 from reference import Event, scd2, sort_rows
-from spec_data import FEED_MODEL, USERS_CDF, USERS_COLUMNS, USERS_CONFIG
+from spec_data import FEED_MODEL, USERS_CDF, USERS_COLUMNS, USERS_CONFIG, shuffled_split
 
 SCD2_CONFIG = {**{k: v for k, v in USERS_CONFIG.items() if k != "apply_as_truncates"}, "stored_as_scd_type": 2}
-SPEC_7_3 = sort_rows(
-    [
-        (123, "Isabel", "Monterrey", 1, 5),
-        (123, "Isabel", "Chihuahua", 5, 6),
-        (124, "Raul", "Oaxaca", 1, None),
-        (125, "Mercedes", "Tijuana", 2, 5),
-        (125, "Mercedes", "Mexicali", 5, 6),
-        (125, "Mercedes", "Guadalajara", 6, None),
-        (126, "Lily", "Cancun", 2, None),
-    ]
-)
-SPEC_7_4 = sort_rows(
-    [
-        (123, "Isabel", "Chihuahua", 1, 6),
-        (124, "Raul", "Oaxaca", 1, None),
-        (125, "Mercedes", "Guadalajara", 2, None),
-        (126, "Lily", "Cancun", 2, None),
-    ]
-)
+SPEC_7_3 = sort_rows(spec_data.SPEC_7_3)
+SPEC_7_4 = sort_rows(spec_data.SPEC_7_4)
 
 
 def _users(project: CdcProject, **config: object) -> None:
@@ -47,14 +30,6 @@ def _batches(project: CdcProject, table: str, model: str, batches: list[list[tup
     return metrics
 
 
-def _split(events: list[tuple], seed: int, runs: int) -> list[list[tuple]]:
-    rng = random.Random(seed)
-    events = events[:]
-    rng.shuffle(events)
-    cuts = sorted(rng.sample(range(1, len(events)), runs - 1))
-    return [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)])]
-
-
 def test_spec_7_3_in_one_run(project: CdcProject) -> None:
     _users(project)
     assert _batches(project, "users_cdf", "users", [USERS_CDF]) == [(7, 0)]
@@ -68,7 +43,7 @@ def test_spec_7_3_any_split_and_order(project: CdcProject, split: str) -> None:
     batches = (
         [[e] for e in reversed(USERS_CDF)]
         if split == "one_per_run_reversed"
-        else _split(USERS_CDF, seed=int(split[-1]), runs=3)
+        else shuffled_split(USERS_CDF, seed=int(split[-1]), runs=3)
     )
     _batches(project, "users_cdf", "users", batches)
     assert project.rows("users") == SPEC_7_3
@@ -83,13 +58,13 @@ def test_spec_7_4_track_history_except_city(project: CdcProject) -> None:
 @pytest.mark.parametrize("seed", [2, 4])
 def test_spec_7_4_split(project: CdcProject, seed: int) -> None:
     _users(project, track_history_column_list=["name"])
-    _batches(project, "users_cdf", "users", _split(USERS_CDF, seed=seed, runs=4))
+    _batches(project, "users_cdf", "users", shuffled_split(USERS_CDF, seed=seed, runs=4))
     assert project.rows("users") == SPEC_7_4
 
 
 def test_full_refresh_equals_one_run(project: CdcProject) -> None:
     _users(project)
-    _batches(project, "users_cdf", "users", _split(USERS_CDF, seed=9, runs=3))
+    _batches(project, "users_cdf", "users", shuffled_split(USERS_CDF, seed=9, runs=3))
     project.replace_rows("users_cdf", USERS_CDF)
     assert project.run("users", full_refresh=True).metrics("users") == (7, 0)
     assert project.rows("users") == SPEC_7_3
