@@ -96,7 +96,7 @@ class CdcProject:
         return f'"{self.schema}"."{name}"'
 
     def create_table(self, name: str, columns: dict[str, str]) -> None:
-        ddl = ", ".join(f'"{column}" {data_type}' for column, data_type in columns.items())
+        ddl = ", ".join(f"{_quote(column)} {data_type}" for column, data_type in columns.items())
         self.execute(f"drop table if exists {self.relation(name)}")
         self.execute(f"create table {self.relation(name)} ({ddl})")
 
@@ -211,6 +211,10 @@ class _Connection:
 
     def __exit__(self, *exc: object) -> None:
         self.conn.close()
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _sort_key(row: Sequence[Any]) -> tuple[Any, ...]:

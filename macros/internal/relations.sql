@@ -12,8 +12,19 @@
 {%- endmacro %}
 
 
-{% macro existing_relation(relation) -%}
-  {{ return(adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier)) }}
+{% macro existing_relations(relations) -%}
+  {#- Which of `relations` (all in one schema) exist, each with its type, or none. Asks the
+      database, not dbt's relation cache: the cache was filled when the invocation started, and
+      a concurrent run of the same model may have created the tables since. -#}
+  {%- set found = {} -%}
+  {%- for row in list_relations_without_caching(relations[0].without_identifier()) -%}
+    {%- do found.update({row['name']: row['type']}) -%}
+  {%- endfor -%}
+  {%- set out = [] -%}
+  {%- for relation in relations -%}
+    {%- do out.append(relation.incorporate(type=found[relation.identifier]) if relation.identifier in found else none) -%}
+  {%- endfor -%}
+  {{ return(out) }}
 {%- endmacro %}
 
 

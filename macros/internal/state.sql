@@ -97,7 +97,7 @@
 {%- endmacro %}
 
 
-{% macro evolve_state(cfg, state) -%}
+{% macro evolve_state(cfg, state, batch) -%}
   {#- Keep the state's per-column sequences in step with the partial-update configuration.
       Turning partial updates on: every column was last written by the row's last upsert.
       A column added later has never been written. Turning them off drops the columns, so a
@@ -114,6 +114,7 @@
           ~ cfg.model_name ~ "`.") -%}
     {%- endif -%}
   {%- endfor -%}
+  {%- do auto_cdc.check_sequence_types(cfg, state, batch) -%}
   {%- if cfg.scd_type != '1' -%}
     {%- do auto_cdc.run_statements(auto_cdc.evolve_event_flags(cfg, state, existing)) -%}
     {%- set known = [] -%}
@@ -175,4 +176,23 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return(statements) }}
+{%- endmacro %}
+
+
+{% macro check_sequence_types(cfg, state, batch) -%}
+  {#- The stored sequences must have the type the batch's sequences have now: comparing a text
+      sequence with stored integers cannot order events. -#}
+  {%- set stored = {} -%}
+  {%- for column in adapter.get_columns_in_relation(state) -%}{%- do stored.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
+  {%- set stored_prefix = '__cdc_upsert_seq' if cfg.scd_type == '1' else '__cdc_seq' -%}
+  {%- set stored_names = auto_cdc.seq_names(stored_prefix, cfg.seq_parts) -%}
+  {%- set batch_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
+  {%- for column in adapter.get_columns_in_relation(batch) if column.name in batch_names -%}
+    {%- set was = stored.get(stored_names[batch_names.index(column.name)]) -%}
+    {%- if was is not none and (was | lower) != (column.data_type | lower) -%}
+      {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': `sequence_by` " ~ cfg.sequence_exprs[batch_names.index(column.name)]
+          ~ " is now of type " ~ column.data_type ~ ", but the stored state holds " ~ was ~ "; nothing was written. Cast it back to "
+          ~ was ~ " in the model query, or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
+    {%- endif -%}
+  {%- endfor -%}
 {%- endmacro %}

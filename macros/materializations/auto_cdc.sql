@@ -3,7 +3,6 @@
 
 {% materialization auto_cdc, default %}
   {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set existing_relation = load_cached_relation(this) -%}
   {%- set state = auto_cdc.state_relations(target_relation) -%}
   {%- set grant_config = config.get('grants') -%}
   {%- set temps = {
@@ -23,9 +22,8 @@
   {%- set cfg = auto_cdc.read_cdc_config(source_columns | map(attribute='name') | list) -%}
   {%- do cfg.update({'seq_type': state.seq_type}) -%}
 
-  {#- 2. Rebuild from scratch, or apply incrementally? -#}
-  {%- set existing_state = auto_cdc.existing_relation(state.state) -%}
-  {%- set existing_runs = auto_cdc.existing_relation(state.runs) -%}
+  {#- 2. Rebuild from scratch, or apply incrementally? (Looked up after taking the lock.) -#}
+  {%- set existing_relation, existing_state, existing_runs = auto_cdc.existing_relations([target_relation, state.state, state.runs]) -%}
   {%- set rebuild = should_full_refresh() or existing_relation is none or not existing_relation.is_table
                     or existing_state is none or existing_runs is none -%}
   {%- set previous = none if rebuild else auto_cdc.last_run(state.runs) -%}
@@ -49,7 +47,7 @@
     {%- do auto_cdc.run_statements([auto_cdc.drop_sequence_type(cfg)]) -%}
     {%- do auto_cdc.create_state_tables(cfg, temps.batch, target_relation, state) -%}
   {%- else -%}
-    {%- do auto_cdc.evolve_state(cfg, state.state) -%}
+    {%- do auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}
   {%- endif -%}
 
   {%- set arg_dict = {

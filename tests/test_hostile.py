@@ -1,0 +1,197 @@
+"""Hostile input: awkward identifiers and values, long names, empty batches, failures after
+the writes began. Each is handled correctly or fails clearly, and nothing is lost."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import CdcProject
+from reference import sort_rows
+
+AWKWARD = {"user id": "integer", 'say "hi"': "varchar", "Select": "varchar", "Order": "integer", "op": "varchar"}
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_awkward_column_names(project: CdcProject, scd_type: int) -> None:
+    project.create_table("events", AWKWARD)
+    project.model(
+        "dim",
+        "select * from {{ target.schema }}.events",
+        keys=["user id"],
+        sequence_by="Order",
+        apply_as_deletes="op = 'D'",
+        except_column_list=["op"],
+        ignore_null_updates_column_list=['say "hi"'],
+        stored_as_scd_type=scd_type,
+    )
+    project.replace_rows("events", [(1, "it's", "ü", 1, "U"), (2, "x", None, 1, "U")])
+    project.run("dim")
+    project.replace_rows("events", [(1, None, "naïve", 2, "U"), (2, None, None, 2, "D")])
+    project.run("dim")
+    if scd_type == 1:
+        assert project.rows("dim") == [(1, "it's", "naïve", 2)]
+    else:
+        assert project.rows("dim") == sort_rows(
+            [(1, "it's", "ü", 1, 1, 2), (1, "it's", "naïve", 2, 2, None), (2, "x", None, 1, 1, 2)]
+        )
+
+
+def test_long_model_name(project: CdcProject) -> None:
+    # 60 characters: the target fits PostgreSQL's 63, its state, history, index and temp names do not.
+    name = "a_model_name_of_sixty_characters_so_derived_names_overflow_x"
+    assert len(name) == 60
+    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    project.model(name, "select * from {{ target.schema }}.events", keys="id", sequence_by="seq")
+    project.replace_rows("events", [(1, "a", 1)])
+    project.run(name)
+    project.replace_rows("events", [(1, "b", 2)])
+    assert project.run(name).metrics(name) == (1, 0)
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_failure_after_the_writes_changes_nothing_and_the_next_run_converges(
+    project: CdcProject, scd_type: int
+) -> None:
+    project.create_table("events", {"id": "integer", "v": "varchar", "op": "varchar", "seq": "integer"})
+    config = {
+        "keys": "id",
+        "sequence_by": "seq",
+        "apply_as_deletes": "op = 'D'",
+        "except_column_list": ["op"],
+        "stored_as_scd_type": scd_type,
+    }
+    project.model("dim", "select * from {{ target.schema }}.events", **config)
+    project.replace_rows("events", [(1, "a", "U", 1), (2, "b", "U", 1)])
+    project.run("dim")
+    before = project.snapshot(*project.cdc_tables("dim"))
+    # A post-hook runs inside the transaction after target, state and history were written.
+    project.model(
+        "dim", "select * from {{ target.schema }}.events", **config, post_hook="select cast('boom' as integer)"
+    )
+    project.replace_rows("events", [(1, "a2", "U", 2), (2, None, "D", 2), (3, "c", "U", 1)])
+    project.run("dim", expect_success=False)
+    assert project.snapshot(*project.cdc_tables("dim")) == before
+    project.model("dim", "select * from {{ target.schema }}.events", **config)
+    assert project.run("dim").metrics("dim") == ((2, 1) if scd_type == 1 else (4, 0))
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_empty_batch(project: CdcProject, scd_type: int) -> None:
+    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    project.model(
+        "dim", "select * from {{ target.schema }}.events", keys="id", sequence_by="seq", stored_as_scd_type=scd_type
+    )
+    assert project.run("dim").metrics("dim") == (0, 0)
+    assert project.rows("dim") == []
+    project.replace_rows("events", [(1, "a", 1)])
+    assert project.run("dim").metrics("dim") == (1, 0)
+    project.replace_rows("events", [])
+    assert project.run("dim").metrics("dim") == (0, 0)
+
+
+def test_concurrent_runs_of_one_model_serialise_on_postgres(project: CdcProject) -> None:
+    """Two `dbt run`s of the same model started together: the second waits for the first's
+    transaction (advisory lock), then applies what is left; no duplicates, nothing lost."""
+    if project.adapter != "postgres":
+        pytest.skip("DuckDB allows one writer per database file")
+    import subprocess
+    import sys
+
+    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    project.model(
+        "dim",
+        "select * from {{ target.schema }}.events",
+        keys="id",
+        sequence_by="seq",
+        stored_as_scd_type=2,
+        pre_hook="select pg_sleep(1)",
+    )
+    project.replace_rows("events", [(k, f"v{s}", s) for k in range(1, 51) for s in (1, 2, 3)])
+    command = [
+        sys.executable,
+        "-c",
+        "from dbt.cli.main import cli; cli()",
+        "run",
+        "--project-dir",
+        str(project.path),
+        "--profiles-dir",
+        str(project.path),
+        "--target",
+        "postgres",
+    ]
+    first = subprocess.Popen([*command, "--target-path", "t1", "--log-path", "l1"], stdout=subprocess.PIPE)
+    second = subprocess.Popen([*command, "--target-path", "t2", "--log-path", "l2"], stdout=subprocess.PIPE)
+    outputs = [process.communicate(timeout=300)[0].decode() for process in (first, second)]
+    assert first.returncode == 0 and second.returncode == 0, outputs
+    assert len(project.rows("dim")) == 150
+    assert project.query(f'select count(*) from {project.relation("dim")} where "__END_AT" is null') == [(50,)]
+    history = project.query(f"select num_upserted_rows from {project.relation('dim__cdc_runs')} order by run_id")
+    assert sorted(history) in ([(0,), (150,)], [(150,)])
+
+
+def test_killed_dbt_process_changes_nothing_on_postgres(project: CdcProject) -> None:
+    """dbt killed (SIGKILL) after the writes, before the commit: PostgreSQL rolls the open
+    transaction back, and the next run converges."""
+    if project.adapter != "postgres":
+        pytest.skip("needs a server process that outlives the killed client")
+    import subprocess
+    import sys
+    import time
+
+    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    config = {"keys": "id", "sequence_by": "seq", "stored_as_scd_type": 2}
+    project.model("dim", "select * from {{ target.schema }}.events", **config)
+    project.replace_rows("events", [(1, "a", 1), (2, "b", 1)])
+    project.run("dim")
+    before = project.snapshot(*project.cdc_tables("dim"))
+    project.model("dim", "select * from {{ target.schema }}.events", **config, post_hook="select pg_sleep(2)")
+    project.replace_rows("events", [(1, "a2", 2), (3, "c", 1)])
+    command = [
+        sys.executable,
+        "-c",
+        "from dbt.cli.main import cli; cli()",
+        "run",
+        "--project-dir",
+        str(project.path),
+        "--profiles-dir",
+        str(project.path),
+        "--target",
+        "postgres",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until the run sits in its post-hook, writes done
+        if project.query(
+            "select count(*) from pg_stat_activity where query like '%pg_sleep(2)%' and pid <> pg_backend_pid()"
+        )[0][0]:
+            break
+        time.sleep(0.1)
+    process.kill()
+    process.wait()
+    time.sleep(2.5)  # the server notices the lost client when the sleep ends, and rolls back
+    assert project.snapshot(*project.cdc_tables("dim")) == before
+    project.model("dim", "select * from {{ target.schema }}.events", **config)
+    assert project.run("dim").metrics("dim") == (3, 0)
+    assert len(project.rows("dim")) == 4
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_sequence_type_change_between_runs_fails_clearly(project: CdcProject, scd_type: int) -> None:
+    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    project.model(
+        "dim", "select * from {{ target.schema }}.events", keys="id", sequence_by="seq", stored_as_scd_type=scd_type
+    )
+    project.replace_rows("events", [(1, "a", 1)])
+    project.run("dim")
+    before = project.snapshot(*project.cdc_tables("dim"))
+    project.model(
+        "dim",
+        "select id, v, cast(seq as varchar) as seq from {{ target.schema }}.events",
+        keys="id",
+        sequence_by="seq",
+        stored_as_scd_type=scd_type,
+    )
+    project.replace_rows("events", [(1, "b", 2)])
+    outcome = project.run("dim", expect_success=False)
+    assert "is now of type" in outcome.error and "--full-refresh" in outcome.error
+    assert project.snapshot(*project.cdc_tables("dim")) == before
