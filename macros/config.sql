@@ -116,6 +116,10 @@
       {%- do sequence_exprs.append('src.' ~ auto_cdc.quote_identifier(column)) -%}
       {%- do sequence_columns.append(column) -%}
       {%- do sequence_fields.append(column) -%}
+    {%- elif modules.re.fullmatch('[A-Za-z_][A-Za-z0-9_]*', item | string) -%}
+      {#- A bare name that is no column is a typo, not an expression. -#}
+      {%- do errors.append("`sequence_by` names column '" ~ item ~ "', which the model query does not return (it returns: "
+                           ~ (source_columns | join(', ')) ~ ").") -%}
     {%- else -%}
       {%- do sequence_exprs.append('(' ~ item ~ ')') -%}
       {%- do sequence_fields.append('part_' ~ loop.index) -%}

@@ -87,6 +87,7 @@ CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["`except_column_list` names column 'sequence'"],
     ),
     "unknown_key": ({**BASE, "keys": ["id", "tenant"]}, ["`keys` names column 'tenant'"]),
+    "unknown_sequence_column": ({**BASE, "sequence_by": "sequenceNum"}, ["`sequence_by` names column 'sequenceNum'"]),
     "ignore_null_list_unknown_column": (
         {**BASE, "ignore_null_updates_column_list": ["nmae"]},
         ["`ignore_null_updates_column_list` names column 'nmae'"],
