@@ -3,12 +3,23 @@ the writes began. Each is handled correctly or fails clearly, and nothing is los
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from harness import CdcProject
 from reference import sort_rows
 
 AWKWARD = {"user id": "integer", 'say "hi"': "varchar", "Select": "varchar", "Order": "integer", "op": "varchar"}
+
+
+def _dbt_run_process(project: CdcProject, name: str) -> subprocess.Popen[bytes]:
+    """`dbt run` in its own process (so it can run beside another, or be killed)."""
+    command = [sys.executable, "-c", "from dbt.cli.main import cli; cli()", "run"]
+    command += ["--project-dir", str(project.path), "--profiles-dir", str(project.path), "--target", project.adapter]
+    command += ["--target-path", str(project.path / f"target_{name}"), "--log-path", str(project.path / f"logs_{name}")]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 @pytest.mark.parametrize("scd_type", [1, 2])
@@ -94,8 +105,6 @@ def test_concurrent_runs_of_one_model_serialise_on_postgres(project: CdcProject)
     transaction (advisory lock), then applies what is left; no duplicates, nothing lost."""
     if project.adapter != "postgres":
         pytest.skip("DuckDB allows one writer per database file")
-    import subprocess
-    import sys
 
     project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
     project.model(
@@ -107,20 +116,7 @@ def test_concurrent_runs_of_one_model_serialise_on_postgres(project: CdcProject)
         pre_hook="select pg_sleep(1)",
     )
     project.replace_rows("events", [(k, f"v{s}", s) for k in range(1, 51) for s in (1, 2, 3)])
-    command = [
-        sys.executable,
-        "-c",
-        "from dbt.cli.main import cli; cli()",
-        "run",
-        "--project-dir",
-        str(project.path),
-        "--profiles-dir",
-        str(project.path),
-        "--target",
-        "postgres",
-    ]
-    first = subprocess.Popen([*command, "--target-path", "t1", "--log-path", "l1"], stdout=subprocess.PIPE)
-    second = subprocess.Popen([*command, "--target-path", "t2", "--log-path", "l2"], stdout=subprocess.PIPE)
+    first, second = _dbt_run_process(project, "first"), _dbt_run_process(project, "second")
     outputs = [process.communicate(timeout=300)[0].decode() for process in (first, second)]
     assert first.returncode == 0 and second.returncode == 0, outputs
     assert len(project.rows("dim")) == 150
@@ -134,8 +130,6 @@ def test_killed_dbt_process_changes_nothing_on_postgres(project: CdcProject) -> 
     transaction back, and the next run converges."""
     if project.adapter != "postgres":
         pytest.skip("needs a server process that outlives the killed client")
-    import subprocess
-    import sys
     import time
 
     project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
@@ -146,19 +140,7 @@ def test_killed_dbt_process_changes_nothing_on_postgres(project: CdcProject) -> 
     before = project.snapshot(*project.cdc_tables("dim"))
     project.model("dim", "select * from {{ target.schema }}.events", **config, post_hook="select pg_sleep(2)")
     project.replace_rows("events", [(1, "a2", 2), (3, "c", 1)])
-    command = [
-        sys.executable,
-        "-c",
-        "from dbt.cli.main import cli; cli()",
-        "run",
-        "--project-dir",
-        str(project.path),
-        "--profiles-dir",
-        str(project.path),
-        "--target",
-        "postgres",
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    process = _dbt_run_process(project, "killed")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until the run sits in its post-hook, writes done
         if project.query(
