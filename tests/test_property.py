@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from harness import CdcProject
 from reference import Event, as_rows, scd1, scd2
 
-EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "20"))
 COLUMNS = ["name", "city"]
 BASE = {
     "keys": ["id"],
