@@ -71,10 +71,54 @@
 {%- endmacro %}
 
 
-{% macro read_cdc_config(source_columns) -%}
+{% macro snapshot_version_source() -%}
+  {#- auto_cdc_from_snapshot: how versions are named (README, "Version selection"), as
+      {'way': 'run' | 'column' | 'query' | 'function', 'value': the config's value}. Read before
+      the model query can run, because the query may read the version chosen. -#}
+  {%- set given = [] -%}
+  {%- for way, name in [('column', 'snapshot_version_column'), ('query', 'snapshot_version_query'), ('function', 'snapshot_version_function')] -%}
+    {%- if auto_cdc._config_value(name) is not none -%}{%- do given.append((way, name)) -%}{%- endif -%}
+  {%- endfor -%}
+  {%- if given | length > 1 -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "' is not configured correctly; nothing was written.\n  - set at most one of "
+        ~ (given | map(attribute=1) | join(', ')) ~ ": each is a different way of naming snapshot versions.") -%}
+  {%- endif -%}
+  {%- if not given -%}{{ return({'way': 'run', 'value': none, 'config': none}) }}{%- endif -%}
+  {%- set way, name = given[0] -%}
+  {%- set value = auto_cdc._config_value(name) -%}
+  {%- set problem = none -%}
+  {%- if way == 'function' and not auto_cdc.supports_snapshot_functions() -%}
+    {%- set problem = "`snapshot_version_function` needs the auto_cdc.plugin of dbt-duckdb and is not available on " ~ adapter.type()
+        ~ ". Use `snapshot_version_column` (the model query returns every snapshot with its version) or `snapshot_version_query`"
+        ~ " (a SQL query that picks the next version) instead." -%}
+  {%- elif way == 'function' and not modules.re.fullmatch('[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*', value | string) -%}
+    {%- set problem = "`snapshot_version_function` is '" ~ value ~ "'; write it as 'package.module:function'." -%}
+  {%- elif way in ['query', 'column'] and (value is not string or not value | trim) -%}
+    {%- set problem = "`" ~ name ~ "` must be a non-empty string." -%}
+  {%- endif -%}
+  {%- if problem -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "' is not configured correctly; nothing was written.\n  - " ~ problem) -%}
+  {%- endif -%}
+  {{ return({'way': way, 'value': value, 'config': name}) }}
+{%- endmacro %}
+
+
+{% macro supports_snapshot_functions() -%}
+  {{ return(adapter.dispatch('supports_snapshot_functions', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__supports_snapshot_functions() -%}{{ return(false) }}{%- endmacro %}
+
+{% macro duckdb__supports_snapshot_functions() -%}{{ return(true) }}{%- endmacro %}
+
+
+{% macro read_cdc_config(source_columns, versions=none) -%}
   {#- Returns the validated settings of an `auto_cdc` model as a dict (see README, "Configuration").
-      `source_columns`: the column names the model query returns. -#}
+      `source_columns`: the column names the model query returns. `versions`: for
+      auto_cdc_from_snapshot, its snapshot_version_source(); the snapshot version is then the
+      sequence, and the configs that shape events are not allowed. -#}
   {%- set errors = [] -%}
+  {%- set snapshot = versions is not none -%}
   {%- set _RESERVED_COLUMNS = ['__start_at', '__end_at', '__system_start_at', '__system_end_at'] -%}
   {%- set _INTERNAL_PREFIX = '__cdc_' -%}
 
@@ -91,8 +135,18 @@
   {%- set scd_type = auto_cdc._config_value('stored_as_scd_type', 1) | string | lower -%}
   {%- if scd_type not in ['1', '2', 'bitemporal'] -%}
     {%- do errors.append("`stored_as_scd_type` is '" ~ scd_type ~ "'; use 1, 2 or 'bitemporal'.") -%}
+  {%- elif scd_type == 'bitemporal' and snapshot -%}
+    {%- do errors.append("auto_cdc_from_snapshot stores snapshots as `stored_as_scd_type` 1 or 2, not 'bitemporal'.") -%}
   {%- elif scd_type == 'bitemporal' -%}
     {%- do errors.append("`stored_as_scd_type='bitemporal'` is not available in this version of auto_cdc yet; use 1 or 2.") -%}
+  {%- endif -%}
+  {%- if snapshot -%}
+    {%- for name in ['sequence_by', 'apply_as_deletes', 'apply_as_truncates', 'ignore_null_updates', 'ignore_null_updates_column_list',
+                     'ignore_null_updates_except_column_list', 'columns_to_update', 'checkpoint_column', 'system_sequence_by'] -%}
+      {%- if auto_cdc._config_value(name) not in [none, false] -%}
+        {%- do errors.append("`" ~ name ~ "` does not apply to auto_cdc_from_snapshot, which derives events by comparing snapshots: remove it.") -%}
+      {%- endif -%}
+    {%- endfor -%}
   {%- endif -%}
 
   {#- keys -#}
@@ -104,8 +158,8 @@
 
   {#- sequence_by: a column (quoted with its real spelling) or a SQL expression, or a list of them. -#}
   {%- set sequence_exprs = [] -%}
-  {%- set sequence_by = auto_cdc._as_list(auto_cdc._config_value('sequence_by')) -%}
-  {%- if sequence_by | length == 0 -%}
+  {%- set sequence_by = [] if snapshot else auto_cdc._as_list(auto_cdc._config_value('sequence_by')) -%}
+  {%- if sequence_by | length == 0 and not snapshot -%}
     {%- do errors.append("`sequence_by` is required: the column (or expression, or list of them) that orders the events, e.g. sequence_by='updated_at'.") -%}
   {%- endif -%}
   {%- set sequence_columns = [] -%}
@@ -126,9 +180,22 @@
     {%- endif -%}
   {%- endfor -%}
 
+  {%- set version_column = none -%}
+  {%- if snapshot -%}
+    {#- The snapshot version is the one sequence; its column (if any) is control data. -#}
+    {%- do sequence_exprs.append('the snapshot version') -%}
+    {%- do sequence_fields.append('version') -%}
+    {%- if versions.way == 'column' -%}
+      {%- set version_column = (auto_cdc._resolve_columns('snapshot_version_column', [versions.value], source_columns, errors) or [none])[0] -%}
+      {%- if version_column is not none and version_column in keys -%}
+        {%- do errors.append("`snapshot_version_column` '" ~ version_column ~ "' is also a key; the version cannot identify a row.") -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endif -%}
+
   {#- Event kinds -#}
-  {%- set deletes_expr = auto_cdc._config_value('apply_as_deletes') -%}
-  {%- set truncates_expr = auto_cdc._config_value('apply_as_truncates') -%}
+  {%- set deletes_expr = none if snapshot else auto_cdc._config_value('apply_as_deletes') -%}
+  {%- set truncates_expr = none if snapshot else auto_cdc._config_value('apply_as_truncates') -%}
   {%- if truncates_expr is not none and scd_type != '1' -%}
     {%- do errors.append("`apply_as_truncates` is only supported with stored_as_scd_type=1: remove it, or filter truncate events out of the model query.") -%}
   {%- endif -%}
@@ -145,7 +212,7 @@
     {%- do errors.append("`system_sequence_by` only applies to stored_as_scd_type='bitemporal'.") -%}
   {%- endif -%}
 
-  {%- set ctu_name = auto_cdc._config_value('columns_to_update') -%}
+  {%- set ctu_name = none if snapshot else auto_cdc._config_value('columns_to_update') -%}
   {%- set ctu_column = none -%}
   {%- if ctu_name is not none -%}
     {%- set ctu_column = (auto_cdc._resolve_columns('columns_to_update', [ctu_name], source_columns, errors) or [none])[0] -%}
@@ -161,7 +228,7 @@
 
   {%- set candidates = [] -%}
   {%- for column in source_columns -%}
-    {%- if column != ctu_column -%}{%- do candidates.append(column) -%}{%- endif -%}
+    {%- if column != ctu_column and column != version_column -%}{%- do candidates.append(column) -%}{%- endif -%}
   {%- endfor -%}
   {%- set column_list = auto_cdc._config_value('column_list') -%}
   {%- set except_column_list = auto_cdc._config_value('except_column_list') -%}
@@ -189,19 +256,19 @@
 
   {#- Partial updates: which value columns keep their stored value when an event carries NULL. -#}
   {%- set ignore_null_columns = [] -%}
-  {%- set ignore_all = auto_cdc._config_value('ignore_null_updates', false) -%}
+  {%- set ignore_all = false if snapshot else auto_cdc._config_value('ignore_null_updates', false) -%}
   {%- if ignore_all not in [true, false] -%}
     {%- do errors.append("`ignore_null_updates` must be true or false, not '" ~ ignore_all ~ "'.") -%}
   {%- endif -%}
-  {%- set inu_list = auto_cdc._config_value('ignore_null_updates_column_list') -%}
-  {%- set inu_except = auto_cdc._config_value('ignore_null_updates_except_column_list') -%}
+  {%- set inu_list = none if snapshot else auto_cdc._config_value('ignore_null_updates_column_list') -%}
+  {%- set inu_except = none if snapshot else auto_cdc._config_value('ignore_null_updates_except_column_list') -%}
   {%- set given = (1 if ignore_all is sameas true else 0) + (0 if inu_list is none else 1) + (0 if inu_except is none else 1) -%}
   {%- if given > 1 -%}
     {%- do errors.append("set only one of `ignore_null_updates`, `ignore_null_updates_column_list` and `ignore_null_updates_except_column_list`.") -%}
   {%- endif -%}
   {%- if ignore_all is sameas true -%}
     {%- set ignore_null_columns = value_columns -%}
-  {%- else -%}
+  {%- elif not snapshot -%}
     {%- set ignore_null_columns = auto_cdc._column_subset('ignore_null_updates_column_list', value_columns, value_columns, source_columns, errors) or [] -%}
   {%- endif -%}
 
@@ -212,7 +279,7 @@
   {%- if tracked_columns is none -%}{%- set tracked_columns = default_tracked -%}{%- endif -%}
 
   {#- Incremental reading, tombstones, schema changes -#}
-  {%- set checkpoint_name = auto_cdc._config_value('checkpoint_column') -%}
+  {%- set checkpoint_name = none if snapshot else auto_cdc._config_value('checkpoint_column') -%}
   {%- set checkpoint_column = none -%}
   {%- if checkpoint_name is not none -%}
     {%- set checkpoint_column = (auto_cdc._resolve_columns('checkpoint_column', [checkpoint_name], source_columns, errors) or [none])[0] -%}
@@ -256,5 +323,7 @@
       'checkpoint_column': checkpoint_column,
       'tombstone_retention': retention,
       'on_schema_change': on_schema_change,
+      'snapshot': snapshot,
+      'version_column': version_column,
   }) }}
 {%- endmacro %}

@@ -2,11 +2,13 @@
     that differ between databases. -#}
 
 {% macro state_relations(target_relation) -%}
-  {#- Per-key state and run history live next to the target, named after it. -#}
+  {#- Per-key state and run history (and for snapshots the processed versions) live next to
+      the target, named after it. -#}
   {%- set base = target_relation.identifier -%}
   {{ return({
       'state': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_state')}, type='table'),
       'runs': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_runs')}, type='table'),
+      'versions': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_versions')}, type='table'),
       'seq_type': auto_cdc.quote_identifier(target_relation.schema) ~ '.' ~ auto_cdc.quote_identifier(auto_cdc.derived_name(base, '__cdc_seq')),
   }) }}
 {%- endmacro %}

@@ -1,0 +1,106 @@
+{#- materialized='auto_cdc_from_snapshot': turns a series of full snapshots into an SCD type 1 or 2
+    table (see README). Snapshots are compared into change events at sequence = version, which
+    the same apply as auto_cdc writes. This file only orchestrates. -#}
+
+{% materialization auto_cdc_from_snapshot, default %}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set state = auto_cdc.state_relations(target_relation) -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- set temps = auto_cdc.snapshot_temps(target_relation) -%}
+  {%- do temps.update({
+      'probe': make_temp_relation(target_relation, '__cdc_probe'),
+      'snapshots': make_temp_relation(target_relation, '__cdc_snapshots'),
+      'read_versions': make_temp_relation(target_relation, '__cdc_read_versions'),
+      'batch': make_temp_relation(target_relation, '__cdc_batch'),
+      'history': make_temp_relation(target_relation, '__cdc_history'),
+      'changes': make_temp_relation(target_relation, '__cdc_changes'),
+  }) -%}
+  {%- set versions = auto_cdc.snapshot_version_source() -%}
+
+  {{ run_hooks(pre_hooks, inside_transaction=False) }}
+  {{ run_hooks(pre_hooks, inside_transaction=True) }}
+  {%- do auto_cdc.lock_target(target_relation) -%}
+  {%- do auto_cdc.prepare_session() -%}
+
+  {#- 1. Rebuild from scratch, or continue after the last processed version? -#}
+  {%- set existing_relation, existing_state, existing_runs, existing_versions = auto_cdc.existing_relations(
+        [target_relation, state.state, state.runs, state.versions]) -%}
+  {%- set rebuild = should_full_refresh() or existing_relation is none or not existing_relation.is_table
+                    or existing_state is none or existing_runs is none or existing_versions is none -%}
+  {%- do auto_cdc.write_last_version(temps, none if rebuild else state.versions) -%}
+
+  {#- 2. Is there a snapshot to read? The model query may read the version chosen, so it runs
+         only once one is. -#}
+  {%- set found = versions.way == 'column' or auto_cdc.choose_next_version(versions, temps) -%}
+  {%- if not found -%}
+    {%- do log("auto_cdc: " ~ model.name ~ ": no new snapshot; nothing to apply.", info=true) -%}
+    {%- if existing_relation is none -%}
+      {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': no snapshot is available yet, so " ~ target_relation
+          ~ " is not created; it will be with the first snapshot.") -%}
+    {%- endif -%}
+    {%- do auto_cdc.report(none, {'num_upserted_rows': 0, 'num_deleted_rows': 0}) -%}
+    {{ run_hooks(post_hooks, inside_transaction=True) }}
+    {%- for relation in [temps.last_version, temps.current_version, temps.current_snapshot] -%}
+      {%- do adapter.drop_relation(relation) -%}
+    {%- endfor -%}
+    {%- do adapter.commit() -%}
+    {{ run_hooks(post_hooks, inside_transaction=False) }}
+    {{ return({'relations': [] if existing_relation is none else [target_relation]}) }}
+  {%- endif -%}
+
+  {#- 3. Read and validate the configuration against the model query's columns. -#}
+  {%- set source_columns = auto_cdc.query_columns(sql, temps.probe) -%}
+  {%- set cfg = auto_cdc.read_cdc_config(source_columns | map(attribute='name') | list, versions) -%}
+  {%- do cfg.update({'seq_type': state.seq_type}) -%}
+  {%- if cfg.version_column -%}
+    {%- do auto_cdc.check_version_type(cfg.model_name, (source_columns | selectattr('name', 'equalto', cfg.version_column) | first).data_type, temps) -%}
+  {%- endif -%}
+
+  {#- 4. Read the snapshots, reject bad ones, and compare them into one batch of events. -#}
+  {%- do auto_cdc.read_snapshots(cfg, versions, temps, sql, none if rebuild else state.versions) -%}
+  {%- do auto_cdc.validate_snapshots(cfg, temps) -%}
+  {%- if not rebuild -%}
+    {%- set cfg = auto_cdc.reconcile_schema(cfg, target_relation, temps.snapshots, state.state) -%}
+  {%- endif -%}
+  {%- call statement('auto_cdc_batch') -%}
+    {{ auto_cdc.create_temp_table(temps.batch, auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions,
+                                                                          none if rebuild else target_relation)) }}
+  {%- endcall -%}
+  {%- do auto_cdc.analyze(temps.batch) -%}
+  {%- set shape = {'n_events': run_query('select count(*) from ' ~ temps.batch).rows[0][0], 'n_truncates': 0} -%}
+
+  {#- 5. Write: fresh tables when rebuilding, then the apply auto_cdc uses, then the versions. -#}
+  {%- if rebuild -%}
+    {%- for relation in [existing_relation, existing_state, existing_runs, existing_versions] -%}
+      {%- if relation is not none -%}{%- do adapter.drop_relation(relation) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- do auto_cdc.run_statements([auto_cdc.drop_sequence_type(cfg)]) -%}
+    {%- do auto_cdc.create_state_tables(cfg, temps.batch, target_relation, state) -%}
+    {%- do auto_cdc.run_statements([auto_cdc.create_versions_table_sql(state.versions, temps.read_versions)]) -%}
+  {%- else -%}
+    {%- do auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}
+  {%- endif -%}
+
+  {%- set arg_dict = {
+      'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
+      'target': target_relation, 'state': state.state, 'events': state.state, 'runs': state.runs,
+      'full_refresh': rebuild, 'truncating': false, 'shape': shape, 'previous_checkpoint': none,
+  } -%}
+  {%- set metrics = auto_cdc.apply_changes(arg_dict) -%}
+  {%- do auto_cdc.run_statements([auto_cdc.record_versions_sql(state.versions, temps.read_versions, state.runs)]) -%}
+  {%- do auto_cdc.report(cfg, metrics) -%}
+
+  {#- 6. The usual dbt finish: grants, docs, hooks, one commit. -#}
+  {%- set should_revoke = should_revoke(existing_relation, full_refresh_mode=rebuild) -%}
+  {%- do apply_grants(target_relation, grant_config, should_revoke=should_revoke) -%}
+  {%- do persist_docs(target_relation, model) -%}
+  {{ run_hooks(post_hooks, inside_transaction=True) }}
+  {%- for relation in [temps.snapshots, temps.read_versions, temps.batch, temps.history, temps.changes,
+                       temps.last_version, temps.current_version, temps.current_snapshot] -%}
+    {%- do adapter.drop_relation(relation) -%}
+  {%- endfor -%}
+  {%- do adapter.commit() -%}
+  {{ run_hooks(post_hooks, inside_transaction=False) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
