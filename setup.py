@@ -26,6 +26,7 @@ setup(
             "hypothesis>=6.100",
             "ruff>=0.5",
             "psycopg2-binary>=2.9",
+            "pandas>=2",  # the plugin tests spill a real data frame
         ],
     },
 )

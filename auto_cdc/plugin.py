@@ -21,6 +21,8 @@ import datetime as dt
 import decimal
 import importlib
 import json
+import math
+import numbers
 import os
 import re
 import shutil
@@ -37,7 +39,9 @@ SQL_FUNCTION = "auto_cdc_next_snapshot"
 
 _FILE_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".json", ".jsonl", ".ndjson", ".gz", ".zst")
 _RELATION = re.compile(r'^(?:[A-Za-z_][\w$]*|"(?:[^"]|"")+")(?:\.(?:[A-Za-z_][\w$]*|"(?:[^"]|"")+")){0,2}$')
-_QUERY_START = re.compile(r"^\s*(?:\(|select\b|with\b|from\b|values\b|table\b)", re.IGNORECASE)
+# A keyword followed by a word, dot or slash is a file name ("values.csv", "table/x.csv").
+_QUERY_START = re.compile(r"^\s*(?:\(|(?:select|with|from|values|table)(?![\w.$/\\]))", re.IGNORECASE)
+_DECIMAL_SCALE = 18
 _INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
 
 
@@ -89,12 +93,20 @@ def version_literal(version: Any) -> str:
     """A SQL literal for a version, typed so that versions compare in their natural order."""
     if isinstance(version, bool):
         raise SnapshotFunctionError("a snapshot version cannot be a bool; use an int, a string, a date or a timestamp")
-    if isinstance(version, int):
+    if isinstance(version, numbers.Integral):  # also numpy integers
+        version = int(version)
         return f"cast({version} as {'bigint' if -(2**63) <= version < 2**63 else 'hugeint'})"
-    if isinstance(version, float):
-        return f"cast({version!r} as double)"
+    if isinstance(version, float):  # also numpy floats, whose repr is no SQL
+        if math.isnan(version):
+            raise SnapshotFunctionError("a snapshot version cannot be NaN: it is not ordered")
+        return f"cast('{float(version)!r}' as double)"
     if isinstance(version, decimal.Decimal):
-        return f"cast('{version}' as decimal(38, {max(0, -version.as_tuple().exponent)}))"
+        # One type for every version (the stored versions' type is checked on each run).
+        if not version.is_finite() or version.normalize().as_tuple().exponent < -_DECIMAL_SCALE:
+            raise SnapshotFunctionError(
+                f"a Decimal snapshot version must be finite with at most {_DECIMAL_SCALE} decimals"
+            )
+        return f"cast('{version}' as decimal(38, {_DECIMAL_SCALE}))"
     if isinstance(version, dt.datetime):
         kind = "timestamptz" if version.tzinfo is not None else "timestamp"
         return f"cast('{version.isoformat(sep=' ')}' as {kind})"

@@ -28,6 +28,7 @@ class RunOutcome:
     success: bool
     results: list[Any]
     error: str
+    warnings: list[str]
 
     def message(self, node_name: str) -> str:
         for result in self.results:
@@ -73,10 +74,19 @@ class CdcProject:
                 "schema": self.schema,
                 "threads": 1,
             }
-        profile = {"cdc_test": {"target": adapter, "outputs": {adapter: output}}}
-        (path / "profiles.yml").write_text(json.dumps(profile))
+        self._output = output
+        self._write_profile()
         if adapter == "postgres":
             self.execute(f'create schema "{self.schema}"')
+
+    def _write_profile(self) -> None:
+        profile = {"cdc_test": {"target": self.adapter, "outputs": {self.adapter: self._output}}}
+        (self.path / "profiles.yml").write_text(json.dumps(profile))
+
+    def enable_snapshot_plugin(self, **config: Any) -> None:
+        """DuckDB: load auto_cdc.plugin (snapshot_version_function) with the given plugin config."""
+        self._output["plugins"] = [{"module": "auto_cdc.plugin", "config": config}]
+        self._write_profile()
 
     # --- models and data -------------------------------------------------------------------
 
@@ -118,13 +128,19 @@ class CdcProject:
 
     def dbt(self, *args: str) -> RunOutcome:
         command = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path), "--target", self.adapter]
-        result = dbtRunner().invoke(command)
+        warnings: list[str] = []
+
+        def collect_warnings(event: Any) -> None:
+            if event.info.level == "warn":
+                warnings.append(event.info.msg)
+
+        result = dbtRunner(callbacks=[collect_warnings]).invoke(command)
         self._release_duckdb()
         results = list(getattr(result.result, "results", None) or [])
         errors = [str(r.message) for r in results if str(r.status) in ("error", "fail")]
         if result.exception is not None:
             errors.append(str(result.exception))
-        return RunOutcome(success=bool(result.success), results=results, error="\n".join(errors))
+        return RunOutcome(success=bool(result.success), results=results, error="\n".join(errors), warnings=warnings)
 
     def run(self, *select: str, full_refresh: bool = False, expect_success: bool = True) -> RunOutcome:
         args = ["run"]
@@ -169,8 +185,8 @@ class CdcProject:
         """Every row of the given tables, to show that a failed run changed nothing."""
         return {table: self.rows(table) for table in tables if self.exists(table)}
 
-    def cdc_tables(self, model: str) -> tuple[str, str, str]:
-        return (model, f"{model}__cdc_state", f"{model}__cdc_runs")
+    def cdc_tables(self, model: str) -> tuple[str, ...]:
+        return (model, f"{model}__cdc_state", f"{model}__cdc_runs", f"{model}__cdc_versions")
 
     def drop_model_tables(self, model: str) -> None:
         for table in self.cdc_tables(model):

@@ -131,3 +131,25 @@ def sort_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[Any, ...]]:
 def as_rows(table: dict[Any, dict[str, Any]], columns: Sequence[str]) -> list[tuple[Any, ...]]:
     """The table as sorted (key, *columns) tuples, NULLs first, like CdcProject.rows()."""
     return sorted(((key, *(row[c] for c in columns)) for key, row in table.items()), key=_row_sort_key)
+
+
+Snapshot = dict[Any, dict[str, Any]]  # key -> {column: value}: the complete source at one version
+
+
+def snapshot_events(snapshots: Iterable[tuple[Any, Snapshot]], columns: Sequence[str]) -> list[Event]:
+    """SPEC 5.2: the change events a series of (version, snapshot) pairs stands for.
+
+    In ascending version order each snapshot is compared with the one before it (nothing before
+    the first): a new key is an upsert, a key with some changed value is an upsert, a missing
+    key is a delete, all at sequence = the snapshot's version. SCD1/SCD2 of these events is the
+    table auto_cdc_from_snapshot must build.
+    """
+    events: list[Event] = []
+    previous: Snapshot = {}
+    for version, snapshot in sorted(snapshots, key=lambda pair: pair[0]):
+        for key, values in snapshot.items():
+            if key not in previous or any(previous[key].get(c) != values.get(c) for c in columns):
+                events.append(Event(key, version, "upsert", dict(values)))
+        events.extend(Event(key, version, "delete") for key in previous if key not in snapshot)
+        previous = snapshot
+    return events

@@ -55,9 +55,8 @@ def test_build_runs_tests_after_the_model_and_docs_generate(project: CdcProject)
         assert comment == [("The dimension.",)]
 
 
+@pytest.mark.parametrize("project", ["postgres"], indirect=True)  # DuckDB has no roles
 def test_grants_on_postgres(project: CdcProject) -> None:
-    if project.adapter != "postgres":
-        pytest.skip("DuckDB has no roles: grants apply on PostgreSQL only")
     role = f"reader_{project.schema}"
     project.execute(f"create role {role}")
     try:

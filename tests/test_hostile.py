@@ -100,11 +100,10 @@ def test_empty_batch(project: CdcProject, scd_type: int) -> None:
     assert project.run("dim").metrics("dim") == (0, 0)
 
 
+@pytest.mark.parametrize("project", ["postgres"], indirect=True)  # DuckDB allows one writer per file
 def test_concurrent_runs_of_one_model_serialise_on_postgres(project: CdcProject) -> None:
     """Two `dbt run`s of the same model started together: the second waits for the first's
     transaction (advisory lock), then applies what is left; no duplicates, nothing lost."""
-    if project.adapter != "postgres":
-        pytest.skip("DuckDB allows one writer per database file")
 
     project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
     project.model(
@@ -125,11 +124,10 @@ def test_concurrent_runs_of_one_model_serialise_on_postgres(project: CdcProject)
     assert sorted(history) in ([(0,), (150,)], [(150,)])
 
 
+@pytest.mark.parametrize("project", ["postgres"], indirect=True)  # needs a server outliving the client
 def test_killed_dbt_process_changes_nothing_on_postgres(project: CdcProject) -> None:
     """dbt killed (SIGKILL) after the writes, before the commit: PostgreSQL rolls the open
     transaction back, and the next run converges."""
-    if project.adapter != "postgres":
-        pytest.skip("needs a server process that outlives the killed client")
     import time
 
     project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})

@@ -53,7 +53,9 @@
   {%- set cfg = auto_cdc.read_cdc_config(source_columns | map(attribute='name') | list, versions) -%}
   {%- do cfg.update({'seq_type': state.seq_type}) -%}
   {%- if cfg.version_column -%}
-    {%- do auto_cdc.check_version_type(cfg.model_name, (source_columns | selectattr('name', 'equalto', cfg.version_column) | first).data_type, temps) -%}
+    {%- set version_type = (source_columns | selectattr('name', 'equalto', cfg.version_column) | first).data_type -%}
+    {%- if rebuild -%}{%- do auto_cdc.write_last_version(temps, none, version_type) -%}{%- endif -%}
+    {%- do auto_cdc.check_version_type(cfg.model_name, version_type, temps) -%}
   {%- endif -%}
 
   {#- 4. Read the snapshots, reject bad ones, and compare them into one batch of events. -#}

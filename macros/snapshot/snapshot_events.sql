@@ -16,6 +16,7 @@
   with versions as (
     select __cdc_version, row_number() over (order by __cdc_version) as __cdc_rank
     from {{ read_versions }} as v
+    where __cdc_applied
   ),
   snapshot_rows as (
     {%- if previous is not none %}

@@ -39,13 +39,14 @@
 {%- endmacro %}
 
 
-{% macro write_last_version(temps, versions_relation) -%}
-  {#- `versions_relation`: the table of processed versions, or none (first run, full refresh). -#}
+{% macro write_last_version(temps, versions_relation, data_type=none) -%}
+  {#- `versions_relation`: the table of processed versions, or none (first run, full refresh):
+      then no row, of `data_type` when the version type is known already, else a bigint. -#}
   {%- if versions_relation is none -%}
-    {%- do auto_cdc.replace_temp_table(temps.last_version, 'select cast(null as ' ~ dbt.type_bigint() ~ ') as version where 1 = 0') -%}
+    {%- do auto_cdc.replace_temp_table(temps.last_version, 'select cast(null as ' ~ (data_type or dbt.type_bigint()) ~ ') as version where 1 = 0') -%}
   {%- else -%}
     {%- do auto_cdc.replace_temp_table(temps.last_version,
-        'select max(version) as version from ' ~ versions_relation ~ ' having count(*) > 0') -%}
+        'select max(version) as version from ' ~ versions_relation ~ ' where applied having count(*) > 0') -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -159,7 +160,7 @@
   {%- call statement('auto_cdc_snapshots') -%}
     {{ auto_cdc.create_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, current)) }}
   {%- endcall -%}
-  {%- do auto_cdc.replace_temp_table(temps.read_versions, 'select version as __cdc_version from ' ~ temps.current_version) -%}
+  {%- do auto_cdc.replace_temp_table(temps.read_versions, 'select version as __cdc_version, true as __cdc_applied from ' ~ temps.current_version) -%}
   {%- set state = {'more': versions.way != 'run'} -%}
   {%- for _ in range(10000) if state.more -%}
     {%- do auto_cdc.advance_last_version(temps) -%}
@@ -167,7 +168,7 @@
       {%- set columns = auto_cdc.quoted_list(adapter.get_columns_in_relation(temps.snapshots) | map(attribute='name') | list) -%}
       {%- do auto_cdc.run_statements([
           'insert into ' ~ temps.snapshots ~ ' (' ~ columns ~ ') select ' ~ columns ~ ' from (' ~ auto_cdc.snapshot_rows_sql(sql, current) ~ ') as snapshot_rows',
-          'insert into ' ~ temps.read_versions ~ ' select version from ' ~ temps.current_version,
+          'insert into ' ~ temps.read_versions ~ ' select version, true from ' ~ temps.current_version,
       ]) -%}
     {%- else -%}
       {%- do state.update({'more': false}) -%}
@@ -227,26 +228,29 @@
   {%- endif -%}
 
   {%- if cfg.version_column -%}
-    {%- set late = run_query('select distinct s.__cdc_version from ' ~ snapshots ~ ' as s, ' ~ temps.last_version
-        ~ ' as l where s.__cdc_version <= l.version order by 1').rows -%}
+    {#- Late versions are recorded as not applied, so later runs neither apply nor report them. -#}
+    {%- do auto_cdc.replace_temp_table(temps.read_versions,
+        'select distinct s.__cdc_version, not exists (select 1 from ' ~ temps.last_version ~ ' as l where s.__cdc_version <= l.version) as __cdc_applied from '
+        ~ snapshots ~ ' as s') -%}
+    {%- set late = run_query('select __cdc_version from ' ~ temps.read_versions ~ ' where not __cdc_applied order by 1').rows -%}
     {%- if late | length > 0 -%}
       {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': snapshot version(s) " ~ (late | map(attribute=0) | join(', '))
           ~ " arrived after a later version was applied; skipped. Versions are applied in ascending order.") -%}
       {%- do auto_cdc.run_statements(['delete from ' ~ snapshots ~ ' where __cdc_version <= (select version from ' ~ temps.last_version ~ ')']) -%}
     {%- endif -%}
-    {%- do auto_cdc.replace_temp_table(temps.read_versions, 'select distinct __cdc_version from ' ~ snapshots) -%}
   {%- endif -%}
 {%- endmacro %}
 
 
 {% macro create_versions_table_sql(versions, read_versions) -%}
-  {#- One row per applied snapshot version, typed like the versions. -#}
+  {#- One row per snapshot version read: applied, or skipped because it came too late. -#}
   create table {{ versions }} as
-  select __cdc_version as version, cast(0 as {{ dbt.type_bigint() }}) as run_id from {{ read_versions }} where 1 = 0
+  select __cdc_version as version, cast(0 as {{ dbt.type_bigint() }}) as run_id, __cdc_applied as applied
+  from {{ read_versions }} where 1 = 0
 {%- endmacro %}
 
 
 {% macro record_versions_sql(versions, read_versions, runs) -%}
-  insert into {{ versions }} (version, run_id)
-  select __cdc_version, (select max(run_id) from {{ runs }}) from {{ read_versions }}
+  insert into {{ versions }} (version, run_id, applied)
+  select __cdc_version, (select max(run_id) from {{ runs }}), __cdc_applied from {{ read_versions }}
 {%- endmacro %}
