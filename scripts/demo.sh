@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the example project (integration_tests/) on embedded DuckDB and prints the SCD1 table
-# and the SCD2 history that the SPEC 7.1/7.3 users change feed produces. Installs the Python
-# packages it needs.
+# and the SCD2 history that the SPEC 7.1/7.3 users change feed produces, and the history two
+# dated snapshot files give (SPEC 7.5). Installs the Python packages it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,3 +19,7 @@ echo
 echo "The same feed as SCD type 2 history (SPEC 7.3):"
 dbt show --profiles-dir . --target duckdb --quiet --limit 50 \
   --inline 'select * from {{ ref("users_history") }} order by "userId", "__START_AT"'
+echo
+echo "Two dated snapshot files (data/user_snapshots/) as SCD type 2 history (SPEC 7.5):"
+dbt show --profiles-dir . --target duckdb --quiet --limit 50 \
+  --inline 'select * from {{ ref("users_from_files") }} order by "userId", "__START_AT"'
