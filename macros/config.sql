@@ -137,8 +137,6 @@
     {%- do errors.append("`stored_as_scd_type` is '" ~ scd_type ~ "'; use 1, 2 or 'bitemporal'.") -%}
   {%- elif scd_type == 'bitemporal' and snapshot -%}
     {%- do errors.append("auto_cdc_from_snapshot stores snapshots as `stored_as_scd_type` 1 or 2, not 'bitemporal'.") -%}
-  {%- elif scd_type == 'bitemporal' -%}
-    {%- do errors.append("`stored_as_scd_type='bitemporal'` is not available in this version of auto_cdc yet; use 1 or 2.") -%}
   {%- endif -%}
   {%- if snapshot -%}
     {%- for name in ['sequence_by', 'apply_as_deletes', 'apply_as_truncates', 'ignore_null_updates', 'ignore_null_updates_column_list',
@@ -208,8 +206,24 @@
       {%- do errors.append("`" ~ name ~ "` only applies to stored_as_scd_type=2 or 'bitemporal': remove it, or set stored_as_scd_type.") -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- if auto_cdc._config_value('system_sequence_by') is not none and scd_type != 'bitemporal' -%}
-    {%- do errors.append("`system_sequence_by` only applies to stored_as_scd_type='bitemporal'.") -%}
+  {#- Bitemporal: system time, a column or an expression like sequence_by (one, not a list). -#}
+  {%- set system_by = auto_cdc._config_value('system_sequence_by') -%}
+  {%- set system_expr = none -%}
+  {%- set system_column = none -%}
+  {%- if system_by is not none and scd_type != 'bitemporal' -%}
+    {%- if not snapshot -%}{%- do errors.append("`system_sequence_by` only applies to stored_as_scd_type='bitemporal'.") -%}{%- endif -%}
+  {%- elif scd_type == 'bitemporal' and (system_by is none or system_by is not string) -%}
+    {%- do errors.append("stored_as_scd_type='bitemporal' needs `system_sequence_by`: the column (or expression) telling when the system learned of each event, e.g. system_sequence_by='ingested_at'.") -%}
+  {%- elif scd_type == 'bitemporal' -%}
+    {%- set system_column = auto_cdc._resolve_column(system_by, source_columns) -%}
+    {%- if system_column is not none -%}
+      {%- set system_expr = 'src.' ~ auto_cdc.quote_identifier(system_column) -%}
+    {%- elif modules.re.fullmatch('[A-Za-z_][A-Za-z0-9_]*', system_by) -%}
+      {%- do errors.append("`system_sequence_by` names column '" ~ system_by ~ "', which the model query does not return (it returns: "
+                           ~ (source_columns | join(', ')) ~ ").") -%}
+    {%- else -%}
+      {%- set system_expr = '(' ~ system_by ~ ')' -%}
+    {%- endif -%}
   {%- endif -%}
 
   {%- set ctu_name = none if snapshot else auto_cdc._config_value('columns_to_update') -%}
@@ -274,7 +288,7 @@
 
   {#- SCD2 history: which columns open a new version. By default every written non-key column
       except those `sequence_by` names. -#}
-  {%- set default_tracked = value_columns | reject('in', sequence_columns) | list -%}
+  {%- set default_tracked = value_columns | reject('in', sequence_columns + [system_column]) | list -%}
   {%- set tracked_columns = auto_cdc._column_subset('track_history_column_list', default_tracked, value_columns, source_columns, errors) -%}
   {%- if tracked_columns is none -%}{%- set tracked_columns = default_tracked -%}{%- endif -%}
 
@@ -325,5 +339,7 @@
       'on_schema_change': on_schema_change,
       'snapshot': snapshot,
       'version_column': version_column,
+      'system_expr': system_expr,
+      'system_column': system_column,
   }) }}
 {%- endmacro %}

@@ -1,5 +1,5 @@
-{#- One apply, whichever the SCD type: resolve the changes into a temp table, count them, write
-    them, record the run. -#}
+{#- One apply, whichever the SCD type (1, 2, bitemporal): resolve the changes into a temp table,
+    count them, write them, record the run. -#}
 
 {% macro apply_changes(arg_dict) -%}
   {%- set cfg = arg_dict.cfg -%}
@@ -10,7 +10,7 @@
       {{ auto_cdc.create_temp_table(arg_dict.history, auto_cdc.scd2_history_sql(arg_dict)) }}
     {%- endcall -%}
     {%- do auto_cdc.analyze(arg_dict.history) -%}
-    {%- set changes_sql = auto_cdc.scd2_changes_sql(arg_dict) -%}
+    {%- set changes_sql = auto_cdc.scd2_changes_sql(arg_dict) if cfg.scd_type == '2' else auto_cdc.bitemporal_changes_sql(arg_dict) -%}
   {%- endif -%}
   {%- call statement('auto_cdc_changes') -%}
     {{ auto_cdc.create_temp_table(arg_dict.changes, changes_sql) }}
@@ -21,8 +21,10 @@
   {%- do arg_dict.update({'metrics': metrics}) -%}
   {%- if cfg.scd_type == '1' -%}
     {%- do auto_cdc.run_statements(auto_cdc.scd1_apply_statements(arg_dict)) -%}
-  {%- else -%}
+  {%- elif cfg.scd_type == '2' -%}
     {%- do auto_cdc.run_statements(auto_cdc.scd2_apply_statements(arg_dict)) -%}
+  {%- else -%}
+    {%- do auto_cdc.run_statements(auto_cdc.bitemporal_apply_statements(arg_dict)) -%}
   {%- endif -%}
   {%- do auto_cdc.run_statements([auto_cdc.record_run_sql(arg_dict)]) -%}
   {%- if arg_dict.truncating -%}

@@ -14,8 +14,11 @@
     src.*,
     {% if kinds -%} case {{ kinds | join(' ') }} else 'upsert' end {%- else -%} 'upsert' {%- endif %} as __cdc_op,
     {%- for expr in cfg.sequence_exprs %}
-    {{ expr }} as {{ seq_names[loop.index0] }}{{ ',' if not loop.last or cfg.columns_to_update }}
+    {{ expr }} as {{ seq_names[loop.index0] }}{{ ',' if not loop.last or cfg.columns_to_update or cfg.system_expr }}
     {%- endfor %}
+    {%- if cfg.system_expr %}
+    {{ cfg.system_expr }} as __cdc_sys{{ ',' if cfg.columns_to_update }}
+    {%- endif %}
     {%- if cfg.columns_to_update %}
     {{ auto_cdc.columns_to_update_list('src.' ~ auto_cdc.quote_identifier(cfg.columns_to_update)) }} as __cdc_ctu
     {%- endif %}
@@ -72,6 +75,9 @@
       {%- for name in seq_names %},
       coalesce(sum(case when {{ name }} is null then 1 else 0 end), 0) as null_seq_{{ loop.index }}
       {%- endfor %}
+      {%- if cfg.system_expr %},
+      coalesce(sum(case when __cdc_sys is null then 1 else 0 end), 0) as null_sys
+      {%- endif %}
     from {{ batch_relation }}
   {%- endset -%}
   {%- set row = run_query(checks).rows[0] -%}
@@ -87,8 +93,14 @@
     {%- endif -%}
   {%- endfor -%}
 
+  {%- if cfg.system_expr and row['null_sys'] > 0 -%}
+    {%- do errors.append(row['null_sys'] ~ " event(s) have a NULL system sequence: `system_sequence_by` " ~ cfg.system_expr ~ " is NULL; every event needs one.") -%}
+  {%- endif -%}
+
   {%- if not errors -%}
-    {#- Two events for one key and sequence must be identical; identical ones collapse. -#}
+    {#- Two events for one key and sequence (bitemporal: and system sequence) must be identical;
+        identical ones collapse. -#}
+    {%- if cfg.system_expr -%}{%- set seq_names = seq_names + ['__cdc_sys'] -%}{%- endif -%}
     {%- set conflicts -%}
       select {{ auto_cdc.quoted_list(keys) }}, {{ seq_names | join(', ') }}
       from (
@@ -108,7 +120,7 @@
     {%- if conflict_rows | length > 0 -%}
       {%- set example = [] -%}
       {%- for value in conflict_rows[0] -%}
-        {%- set label = (keys + cfg.sequence_exprs)[loop.index0] -%}
+        {%- set label = (keys + cfg.sequence_exprs + [cfg.system_expr])[loop.index0] -%}
         {%- do example.append(label ~ '=' ~ value) -%}
       {%- endfor -%}
       {%- do errors.append("two or more different events have the same key and sequence (for example " ~ (example | join(', '))

@@ -29,7 +29,8 @@
       fails the run. Columns the source no longer returns stay in the target: updates keep
       their values, inserts leave them NULL. Returns the configuration with the columns to write. -#}
   {%- set target_columns = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | list -%}
-  {%- if ('__start_at' in target_columns) != (cfg.scd_type == '2') -%}
+  {%- set built_as = '1' if '__start_at' not in target_columns else ('bitemporal' if '__system_start_at' in target_columns else '2') -%}
+  {%- if built_as != cfg.scd_type -%}
     {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': `stored_as_scd_type` changed to " ~ cfg.scd_type
         ~ " since " ~ target ~ " was built; nothing was written. Rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
   {%- endif -%}
@@ -57,7 +58,7 @@
     {%- endfor -%}
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target, info=true) -%}
     {%- do auto_cdc.run_statements(auto_cdc.add_columns(target, additions)) -%}
-    {%- if cfg.scd_type == '2' -%}
+    {%- if cfg.scd_type != '1' -%}
       {#- The stored events never carried the new column: NULL, and marked as not known. -#}
       {%- set known = [] -%}
       {%- for column in new_columns -%}

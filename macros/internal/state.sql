@@ -30,8 +30,9 @@
 
 
 {% macro scd2_event_columns_sql(cfg) -%}
-  {#- Select list (over the batch) that gives the SCD2 events table its columns and types. -#}
+  {#- Select list (over the batch) that gives the SCD2 / bitemporal events table its columns and types. -#}
   {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', ') }}, __cdc_op
+  {%- if cfg.system_expr %}, __cdc_sys{% endif %}
   {%- if cfg.value_columns %}, {{ auto_cdc.quoted_list(cfg.value_columns) }}{% endif %}
   {%- for column in cfg.value_columns if cfg.partial %}, cast(true as {{ dbt.type_boolean() }}) as {{ auto_cdc.event_flag(column) }}{% endfor %},
   {{ dbt.current_timestamp() }} as __cdc_arrived_at
@@ -62,15 +63,24 @@
         auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', n)),
     ]) -%}
   {%- else -%}
-    {#- SCD2: the target gains __START_AT/__END_AT typed like the sequence; the state keeps events. -#}
+    {#- SCD2: the target gains __START_AT/__END_AT typed like the sequence (bitemporal also
+        __SYSTEM_START_AT/__SYSTEM_END_AT typed like the system sequence); the state keeps events. -#}
     {%- set period = auto_cdc.seq_value('__cdc_seq', cfg) -%}
+    {%- set system_period = '' -%}
+    {%- set identity = cfg.key_columns + ['__START_AT'] -%}
+    {%- set event_identity = cfg.key_columns + auto_cdc.seq_names('__cdc_seq', n) -%}
+    {%- if cfg.system_expr -%}
+      {%- set system_period = ', __cdc_sys as ' ~ auto_cdc.quote_identifier('__SYSTEM_START_AT') ~ ', __cdc_sys as ' ~ auto_cdc.quote_identifier('__SYSTEM_END_AT') -%}
+      {%- set identity = identity + ['__SYSTEM_START_AT'] -%}
+      {%- set event_identity = event_identity + ['__cdc_sys'] -%}
+    {%- endif -%}
     {%- do auto_cdc.run_statements([
         auto_cdc.create_sequence_type(cfg, batch),
         'create table ' ~ target ~ ' as select ' ~ auto_cdc.quoted_list(cfg.written_columns) ~ ', ' ~ period ~ ' as '
-          ~ auto_cdc.quote_identifier('__START_AT') ~ ', ' ~ period ~ ' as ' ~ auto_cdc.quote_identifier('__END_AT') ~ ' from ' ~ batch ~ ' where 1 = 0',
+          ~ auto_cdc.quote_identifier('__START_AT') ~ ', ' ~ period ~ ' as ' ~ auto_cdc.quote_identifier('__END_AT') ~ system_period ~ ' from ' ~ batch ~ ' where 1 = 0',
         'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.scd2_event_columns_sql(cfg) ~ ' from ' ~ batch ~ ' where 1 = 0',
-        auto_cdc.create_key_index(target, cfg.key_columns + ['__START_AT']),
-        auto_cdc.create_key_index(state.state, cfg.key_columns + auto_cdc.seq_names('__cdc_seq', n)),
+        auto_cdc.create_key_index(target, identity),
+        auto_cdc.create_key_index(state.state, event_identity),
     ]) -%}
   {%- endif -%}
   {%- do auto_cdc.run_statements([

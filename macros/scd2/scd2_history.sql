@@ -1,6 +1,7 @@
 {#- SCD type 2: the full event history of every key the batch touches (stored events plus the
     new ones), with partial values filled in and each event placed in its run. A run is a
     maximal stretch of consecutive upserts with equal tracked columns; it becomes one row.
+    Bitemporal: the same, once per system time of the key, over the events known then.
     The cost follows the touched keys' histories, never the whole table. -#}
 
 {% macro event_flag(column) -%}
@@ -31,22 +32,9 @@
   {%- if cfg.partial -%}{%- for column in columns -%}{%- do flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}{%- endif -%}
   {%- set known = cfg.get('known_columns', []) -%}
   {%- for column in known -%}{%- do flags.append(auto_cdc.event_known(column)) -%}{%- endfor -%}
-  {%- set per_key = 'partition by ' ~ keys ~ ' order by ' ~ seq_list -%}
-  {%- set running = per_key ~ ' rows between unbounded preceding and current row' -%}
   with
   new_events as (
-    {#- Deletes carry no values; identical duplicates collapse. -#}
-    select distinct {{ keys }}, {{ seq_list }}, __cdc_op
-      {%- for column in columns %},
-      case when __cdc_op = 'upsert' then {{ auto_cdc.quote_identifier(column) }} end as {{ auto_cdc.quote_identifier(column) }}
-      {%- endfor %}
-      {%- for column in columns if cfg.partial %},
-      ({{ auto_cdc.writes_column(cfg, column) }}) as {{ flags[loop.index0] }}
-      {%- endfor %}
-      {%- for column in known %}, true as {{ auto_cdc.event_known(column) }}{% endfor %},
-      {{ dbt.current_timestamp() }} as __cdc_arrived_at
-    from {{ arg_dict.batch }}
-    where __cdc_op <> 'truncate'
+    {{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch) }}
   ),
 
   touched as (
@@ -58,6 +46,7 @@
     select * from new_events
     union all
     select {{ auto_cdc.quoted_list(cfg.key_columns, 'e.') }}, {{ auto_cdc.seq_names('e.__cdc_seq', n) | join(', ') }}, e.__cdc_op
+      {%- if cfg.system_expr %}, e.__cdc_sys{% endif %}
       {%- for column in columns %}, e.{{ auto_cdc.quote_identifier(column) }}{% endfor %}
       {%- for flag in flags %}, e.{{ flag }}{% endfor %}, e.__cdc_arrived_at
     from {{ arg_dict.events }} as e
@@ -66,32 +55,95 @@
         select 1 from new_events as n
         where {{ auto_cdc.keys_match(cfg.key_columns, 'n', 'e') }}
           and {{ auto_cdc.seq_row('__cdc_seq', n, 'n') }} = {{ auto_cdc.seq_row('__cdc_seq', n, 'e') }}
+          {%- if cfg.system_expr %} and n.__cdc_sys = e.__cdc_sys{% endif %}
       )
   ),
 
+  {%- if cfg.system_expr %}
+  system_times as (
+    select distinct {{ keys }}, __cdc_sys as __cdc_asof from all_events
+  ),
+
+  as_known as (
+    {#- Bitemporal: the events known at each system time t of the key (system time <= t); of
+        one business sequence seen at several system times, the latest counts (a correction). #}
+    select {{ keys }}, __cdc_asof, {{ seq_list }}, __cdc_op
+      {%- for column in columns %}, {{ auto_cdc.quote_identifier(column) }}{% endfor %}
+      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at
+    from (
+      select t.__cdc_asof, e.*,
+        row_number() over (partition by {{ auto_cdc.quoted_list(cfg.key_columns, 'e.') }}, t.__cdc_asof, {{ auto_cdc.seq_names('e.__cdc_seq', n) | join(', ') }}
+                           order by e.__cdc_sys desc) as __cdc_latest
+      from system_times as t
+      join all_events as e on {{ auto_cdc.keys_match(cfg.key_columns, 't', 'e') }} and e.__cdc_sys <= t.__cdc_asof
+    ) as seen
+    where __cdc_latest = 1
+  ),
+
+  {{ auto_cdc.scd2_runs_sql(cfg, 'as_known', keys ~ ', __cdc_asof') }}
+  {%- else %}
+  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys) }}
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro scd2_new_events_sql(cfg, batch) -%}
+  {#- The batch's events as the SCD2 (and bitemporal) histories store them. Deletes carry no
+      values; identical duplicates collapse. -#}
+  {%- set known = cfg.get('known_columns', []) -%}
+  select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', ') }}, __cdc_op
+    {%- if cfg.system_expr %}, __cdc_sys{% endif %}
+    {%- for column in cfg.value_columns %},
+    case when __cdc_op = 'upsert' then {{ auto_cdc.quote_identifier(column) }} end as {{ auto_cdc.quote_identifier(column) }}
+    {%- endfor %}
+    {%- for column in cfg.value_columns if cfg.partial %},
+    ({{ auto_cdc.writes_column(cfg, column) }}) as {{ auto_cdc.event_flag(column) }}
+    {%- endfor %}
+    {%- for column in known %}, true as {{ auto_cdc.event_known(column) }}{% endfor %},
+    {{ dbt.current_timestamp() }} as __cdc_arrived_at
+  from {{ batch }}
+  where __cdc_op <> 'truncate'
+{%- endmacro %}
+
+
+{% macro scd2_runs_sql(cfg, source, partition) -%}
+  {#- The CTEs (after a WITH that defines `source`) and the final select that place each event of
+      `source` in its run. `partition`: the quoted columns one history belongs to (the keys; for
+      bitemporal also the system time it is seen at). `source` has those columns, the sequence
+      parts, __cdc_op, the written columns, the partial-update flags and __cdc_arrived_at. -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- set seqs = auto_cdc.seq_names('__cdc_seq', n) -%}
+  {%- set seq_list = seqs | join(', ') -%}
+  {%- set columns = cfg.value_columns -%}
+  {%- set flags = [] -%}
+  {%- if cfg.partial -%}{%- for column in columns -%}{%- do flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}{%- endif -%}
+  {%- set known = cfg.get('known_columns', []) -%}
+  {%- for column in known -%}{%- do flags.append(auto_cdc.event_known(column)) -%}{%- endfor -%}
+  {%- set per_key = 'partition by ' ~ partition ~ ' order by ' ~ seq_list -%}
+  {%- set running = per_key ~ ' rows between unbounded preceding and current row' -%}
   {%- if cfg.partial %}
   grouped as (
     {#- Per column, a group starts at each event that writes it (or at a delete, which resets
         it to NULL); the rest of the group takes that value: the chronologically preceding one. #}
     select *
       {%- for column in columns %},
-      count(case when __cdc_op = 'delete' or {{ flags[loop.index0] }} then 1 end) over (partition by {{ keys }} order by {{ seq_list }} rows between unbounded preceding and current row) as __g_{{ loop.index }}
+      count(case when __cdc_op = 'delete' or {{ flags[loop.index0] }} then 1 end) over (partition by {{ partition }} order by {{ seq_list }} rows between unbounded preceding and current row) as __g_{{ loop.index }}
       {%- endfor %}
-    from all_events
+    from {{ source }}
   ),
 
   filled as (
-    select {{ keys }}, {{ seq_list }}, __cdc_op
+    select {{ partition }}, {{ seq_list }}, __cdc_op
       {%- for column in columns %},
       case when __cdc_op = 'upsert' then first_value(case when {{ flags[loop.index0] }} then {{ auto_cdc.quote_identifier(column) }} end)
-        over (partition by {{ keys }}, __g_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
+        over (partition by {{ partition }}, __g_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
       {%- endfor %}
       {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at
     from grouped
   ),
   {%- else %}
   filled as (
-    select * from all_events
+    select * from {{ source }}
   ),
   {%- endif %}
 
@@ -131,8 +183,8 @@
   )
 
   select *,
-    (__cdc_op = 'upsert' and row_number() over (partition by {{ keys }}, __run order by {{ auto_cdc.seq_order('__cdc_seq', n) }}) = 1) as __tail,
+    (__cdc_op = 'upsert' and row_number() over (partition by {{ partition }}, __run order by {{ auto_cdc.seq_order('__cdc_seq', n) }}) = 1) as __tail,
     (__cdc_op = 'delete' and __prev_op = 'upsert') as __closing,
-    {{ auto_cdc.seq_select('__cdc_seq', '__start', n, over='(partition by ' ~ keys ~ ', __run order by ' ~ seq_list ~ ')') }}
+    {{ auto_cdc.seq_select('__cdc_seq', '__start', n, over='(partition by ' ~ partition ~ ', __run order by ' ~ seq_list ~ ')') }}
   from numbered
 {%- endmacro %}
