@@ -1,4 +1,5 @@
-"""A pure-Python reference model of auto_cdc's semantics (SPEC sections 3.1-3.3: SCD types 1 and 2).
+"""A pure-Python reference model of auto_cdc's semantics (SPEC 3.1-3.4: SCD types 1 and 2,
+bitemporal; SPEC 5.2: the events a series of snapshots stands for).
 
 It is written from the SPEC as a function of the set of events, with no notion of runs or
 state: that the materialization, run in any split and arrival order, matches it is the
@@ -22,6 +23,7 @@ class Event:
     op: Op
     values: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     columns_to_update: tuple[str, ...] | None = None  # None: the event writes every column
+    system: Any = None  # bitemporal: when the system learned of the event
 
 
 def scd1(
@@ -153,3 +155,41 @@ def snapshot_events(snapshots: Iterable[tuple[Any, Snapshot]], columns: Sequence
         events.extend(Event(key, version, "delete") for key in previous if key not in snapshot)
         previous = snapshot
     return events
+
+
+def bitemporal(
+    events: Iterable[Event],
+    columns: Sequence[str],
+    tracked: Collection[str] | None = None,
+    ignore_null: Collection[str] = (),
+) -> list[tuple[Any, ...]]:
+    """SPEC 3.4: sorted (key, *columns, start, end, system_start, system_end) rows.
+
+    H(t) is the SCD2 history (scd2 above) of the events whose system time is <= t, where of the
+    events of one key and sequence only the one with the latest such system time counts (a
+    correction). Each row of H gets one output row per unbroken stretch of system times at
+    which it is in H(t): from the first such time to the first later one at which it is not.
+    """
+    events = list(events)
+    times = sorted({e.system for e in events})
+    histories: list[set[tuple[Any, ...]]] = []
+    for t in times:
+        latest: dict[tuple[Any, Any], Event] = {}
+        for event in events:
+            if event.system <= t:
+                known = latest.get((event.key, event.seq))
+                if known is None or event.system > known.system:
+                    latest[(event.key, event.seq)] = event
+        histories.append(set(scd2(latest.values(), columns, tracked=tracked, ignore_null=ignore_null)))
+    rows: list[tuple[Any, ...]] = []
+    for row in set().union(*histories):
+        start = None
+        for t, history in zip(times, histories):
+            if row in history and start is None:
+                start = t
+            elif row not in history and start is not None:
+                rows.append((*row, start, t))
+                start = None
+        if start is not None:
+            rows.append((*row, start, None))
+    return sorted(rows, key=_row_sort_key)

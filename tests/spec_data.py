@@ -1,5 +1,6 @@
 """The SPEC section 7 users feed and its expected tables, shared by the tests."""
 
+import datetime
 import random
 
 USERS_COLUMNS = {
@@ -60,3 +61,39 @@ def shuffled_split(events: list[tuple], seed: int, runs: int) -> list[list[tuple
     rng.shuffle(events)
     cuts = sorted(rng.sample(range(1, len(events)), runs - 1))
     return [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)])]
+
+
+# SPEC 7.6: bitemporal, one company, all on 2025-07-18.
+def _t(clock: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(f"2025-07-18 {clock}")
+
+
+COMPANY_COLUMNS = {
+    "CompanyId": "varchar",
+    "datapoints": "varchar",
+    "bt": "timestamp",
+    "st": "timestamp",
+    "op": "varchar",
+}
+COMPANY_CONFIG = {
+    "keys": ["CompanyId"],
+    "sequence_by": "bt",
+    "system_sequence_by": "st",
+    "stored_as_scd_type": "bitemporal",
+    "apply_as_deletes": "op = 'DELETE'",
+    "except_column_list": ["bt", "st", "op"],
+}
+COMPANY_EVENTS = [  # in arrival order
+    ("A", "XFv1", _t("10:01:00"), _t("10:05:00"), "UPSERT"),
+    ("A", "XFv2", _t("12:15:43"), _t("12:20:00"), "UPSERT"),
+    ("A", "XFv3", _t("12:05:00"), _t("12:25:00"), "UPSERT"),  # out of order in business time
+    ("A", None, _t("12:30:00"), _t("12:30:00"), "DELETE"),
+]
+SPEC_7_6 = [
+    ("A", "XFv1", _t("10:01:00"), None, _t("10:05:00"), _t("12:20:00")),
+    ("A", "XFv1", _t("10:01:00"), _t("12:05:00"), _t("12:25:00"), None),
+    ("A", "XFv1", _t("10:01:00"), _t("12:15:43"), _t("12:20:00"), _t("12:25:00")),
+    ("A", "XFv2", _t("12:15:43"), None, _t("12:20:00"), _t("12:30:00")),
+    ("A", "XFv2", _t("12:15:43"), _t("12:30:00"), _t("12:30:00"), None),
+    ("A", "XFv3", _t("12:05:00"), _t("12:15:43"), _t("12:25:00"), None),
+]

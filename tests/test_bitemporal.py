@@ -1,0 +1,205 @@
+"""stored_as_scd_type='bitemporal' on both adapters: SPEC 7.6 in one run, in four, and in
+shuffled arrival orders; corrections; track-history lists and partial updates; the point-in-time
+helper; and the configuration and data errors (nothing written)."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from harness import CdcProject
+from reference import Event, bitemporal
+from spec_data import COMPANY_COLUMNS, COMPANY_CONFIG, COMPANY_EVENTS, SPEC_7_6, _t, shuffled_split
+
+FEED = "select * from {{ target.schema }}.events"
+
+
+def _setup(project: CdcProject, **extra: object) -> None:
+    project.create_table("events", COMPANY_COLUMNS)
+    project.model("companies", FEED, **{**COMPANY_CONFIG, **extra})
+
+
+def _apply(project: CdcProject, batches: list[list[tuple]]) -> list[tuple[int, int]]:
+    metrics = []
+    for batch in batches:
+        project.replace_rows("events", batch)
+        metrics.append(project.run("companies").metrics("companies"))
+    return metrics
+
+
+def test_spec_7_6_in_one_run(project: CdcProject) -> None:
+    _setup(project)
+    assert _apply(project, [COMPANY_EVENTS]) == [(6, 0)]
+    assert project.rows("companies") == SPEC_7_6
+    assert project.columns("companies") == [
+        "CompanyId",
+        "datapoints",
+        "__START_AT",
+        "__END_AT",
+        "__SYSTEM_START_AT",
+        "__SYSTEM_END_AT",
+    ]
+
+
+def test_spec_7_6_in_four_runs(project: CdcProject) -> None:
+    _setup(project)
+    # Each run adds rows and closes the ones the new system time replaces.
+    assert _apply(project, [[event] for event in COMPANY_EVENTS]) == [(1, 0), (3, 0), (3, 0), (2, 0)]
+    assert project.rows("companies") == SPEC_7_6
+    assert _apply(project, [COMPANY_EVENTS]) == [(0, 0)]  # redelivered: nothing changes
+
+
+SPLITS = {
+    "reversed": [[event] for event in reversed(COMPANY_EVENTS)],
+    "delete_first": [[COMPANY_EVENTS[3]], COMPANY_EVENTS[:3]],
+    "shuffled_2_runs": shuffled_split(COMPANY_EVENTS, seed=3, runs=2),
+    "shuffled_3_runs": shuffled_split(COMPANY_EVENTS, seed=5, runs=3),
+}
+
+
+@pytest.mark.parametrize("split", SPLITS, ids=list(SPLITS))
+def test_spec_7_6_in_any_arrival_order(project: CdcProject, split: str) -> None:
+    _setup(project)
+    _apply(project, SPLITS[split])
+    assert project.rows("companies") == SPEC_7_6
+
+
+def test_correction_of_a_business_time_at_a_later_system_time(project: CdcProject) -> None:
+    """The same key and business time seen again later replaces the value from then on."""
+    _setup(project)
+    first = ("A", "wrong", _t("09:00:00"), _t("09:00:00"), "UPSERT")
+    fix = ("A", "right", _t("09:00:00"), _t("11:00:00"), "UPSERT")
+    _apply(project, [[fix], [first]])  # the correction even arrives first
+    assert project.rows("companies") == [
+        ("A", "right", _t("09:00:00"), None, _t("11:00:00"), None),
+        ("A", "wrong", _t("09:00:00"), None, _t("09:00:00"), _t("11:00:00")),
+    ]
+    assert project.rows("companies") == _reference([first, fix])
+
+
+def _reference(rows: list[tuple], tracked: list[str] | None = None, ignore_null: set[str] = frozenset()) -> list[tuple]:
+    events = [
+        Event(key, bt, "delete" if op == "DELETE" else "upsert", {"datapoints": value}, system=st)
+        for key, value, bt, st, op in rows
+    ]
+    return bitemporal(events, ["datapoints"], tracked=tracked, ignore_null=ignore_null)
+
+
+def test_two_keys_have_their_own_system_times(project: CdcProject) -> None:
+    _setup(project)
+    rows = [
+        ("A", "a1", _t("01:00:00"), _t("01:00:00"), "UPSERT"),
+        ("B", "b1", _t("01:00:00"), _t("02:00:00"), "UPSERT"),
+        ("A", "a2", _t("03:00:00"), _t("04:00:00"), "UPSERT"),
+        ("B", None, _t("00:30:00"), _t("05:00:00"), "DELETE"),  # late in both times
+    ]
+    _apply(project, [rows[2:], rows[:2]])
+    assert project.rows("companies") == _reference(rows)
+
+
+def test_track_history_list_updates_in_place(project: CdcProject) -> None:
+    project.create_table("events", {**COMPANY_COLUMNS, "note": "varchar"})
+    project.model("companies", FEED, **COMPANY_CONFIG, track_history_except_column_list=["note"])
+    _t0, _t1 = _t("01:00:00"), _t("02:00:00")
+    project.insert("events", [("A", "x", _t0, _t0, "UPSERT", "first"), ("A", "x", _t1, _t1, "UPSERT", "second")])
+    project.run()
+    # One business version; its untracked note changed at system time t1.
+    assert project.rows("companies") == [
+        ("A", "x", "first", _t0, None, _t0, _t1),
+        ("A", "x", "second", _t0, None, _t1, None),
+    ]
+
+
+def test_ignore_null_updates_take_the_preceding_value(project: CdcProject) -> None:
+    _setup(project, ignore_null_updates=True)
+    rows = [
+        ("A", "v1", _t("01:00:00"), _t("01:00:00"), "UPSERT"),
+        ("A", None, _t("02:00:00"), _t("02:00:00"), "UPSERT"),
+    ]
+    _apply(project, [rows])
+    assert project.rows("companies") == _reference(rows, ignore_null={"datapoints"})
+    assert project.rows("companies") == [("A", "v1", _t("01:00:00"), None, _t("01:00:00"), None)]
+
+
+def test_as_of_answers_both_questions(project: CdcProject) -> None:
+    _setup(project)
+    _apply(project, [COMPANY_EVENTS])
+
+    def believed(business: str, system: str | None) -> list[tuple]:
+        arguments = f"business_time=\"cast('{business}' as timestamp)\""
+        if system is not None:
+            arguments += f", system_time=\"cast('{system}' as timestamp)\""
+        project.write(
+            "models/companies_as_of.sql",
+            "{{ config(materialized='table') }}\n{{ auto_cdc.as_of(ref('companies'), " + arguments + ") }}\n",
+        )
+        project.run("companies_as_of")
+        return [row[:2] for row in project.rows("companies_as_of")]
+
+    assert believed("2025-07-18 12:10:00", "2025-07-18 12:22:00") == [("A", "XFv1")]  # before XFv3 was known
+    assert believed("2025-07-18 12:10:00", "2025-07-18 12:26:00") == [("A", "XFv3")]
+    assert believed("2025-07-18 12:10:00", None) == [("A", "XFv3")]  # what we believe now
+    assert believed("2025-07-18 12:45:00", None) == []  # deleted at 12:30
+
+
+# --- errors: nothing is written -------------------------------------------------------------------
+
+
+def _fails(project: CdcProject, *expected: str) -> None:
+    before = project.snapshot(*project.cdc_tables("companies"))
+    error = project.run("companies", expect_success=False).error
+    for text in expected:
+        assert text in error, error
+    assert project.snapshot(*project.cdc_tables("companies")) == before
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"system_sequence_by": None}, "needs `system_sequence_by`"),
+        ({"system_sequence_by": "nope"}, "`system_sequence_by` names column 'nope'"),
+        ({"apply_as_truncates": "op = 'TRUNCATE'"}, "`apply_as_truncates` is only supported with stored_as_scd_type=1"),
+        ({"columns_to_update": "op"}, "`columns_to_update` is not supported with stored_as_scd_type='bitemporal'"),
+    ],
+)
+def test_invalid_config_fails_before_writing(project: CdcProject, change: dict, message: str) -> None:
+    _setup(project)
+    _apply(project, [COMPANY_EVENTS[:1]])
+    config = {key: value for key, value in {**COMPANY_CONFIG, **change}.items() if value is not None}
+    project.model("companies", FEED, **config)
+    _fails(project, message, "model 'companies'")
+
+
+def test_null_system_time_fails(project: CdcProject) -> None:
+    _setup(project)
+    _apply(project, [COMPANY_EVENTS[:1]])
+    project.replace_rows("events", [("A", "x", _t("11:00:00"), None, "UPSERT")])
+    _fails(project, "1 event(s) have a NULL system sequence")
+
+
+def test_conflicting_events_at_one_business_and_system_time_fail(project: CdcProject) -> None:
+    _setup(project)
+    project.insert(
+        "events",
+        [("A", "x", _t("11:00:00"), _t("11:00:00"), "UPSERT"), ("A", "y", _t("11:00:00"), _t("11:00:00"), "UPSERT")],
+    )
+    _fails(project, "two or more different events have the same key and sequence")
+
+
+def test_switching_to_bitemporal_asks_for_a_full_refresh(project: CdcProject) -> None:
+    project.create_table("events", COMPANY_COLUMNS)
+    scd2 = {key: value for key, value in COMPANY_CONFIG.items() if key != "system_sequence_by"}
+    project.model("companies", FEED, **{**scd2, "stored_as_scd_type": 2})
+    _apply(project, [COMPANY_EVENTS[:1]])
+    project.model("companies", FEED, **COMPANY_CONFIG)
+    _fails(project, "`stored_as_scd_type` changed to bitemporal", "--full-refresh")
+    project.run("companies", full_refresh=True)
+    assert project.rows("companies") == [("A", "XFv1", _t("10:01:00"), None, _t("10:05:00"), None)]
+
+
+def test_start_and_end_types_follow_the_sequences(project: CdcProject) -> None:
+    _setup(project)
+    _apply(project, [COMPANY_EVENTS[:1]])
+    row = project.rows("companies")[0]
+    assert all(isinstance(value, datetime.datetime) for value in (row[2], row[4]))
