@@ -1,5 +1,5 @@
 """The example project (integration_tests/) builds with `dbt build` on both adapters: seeds,
-the SPEC 7.1-7.5 models, and the dbt tests that compare them with the SPEC tables (the dated
+the SPEC 7.1-7.6 models, and the dbt tests that compare them with the SPEC tables (the dated
 files and the Python snapshot function on DuckDB). A second run applies no change."""
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ def test_example_project_builds_and_passes_its_tests(example_env: str, tmp_path:
     assert statuses["users_from_snapshots_matches_spec"] == "pass"
     assert statuses["users_from_snapshots_current_matches_spec"] == "pass"
     assert statuses["users_by_version_query_matches_spec"] == "pass"
+    assert statuses["company_history_matches_spec"] == "pass"
+    assert statuses["company_believed_at_1222_is_xfv1"] == "pass"
     if example_env == "duckdb":
         assert statuses["users_from_files_matches_spec"] == "pass"
         assert statuses["users_from_snapshot_function_matches_spec"] == "pass"

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import CdcProject
-from reference import Event, as_rows, scd1, scd2
+from reference import Event, as_rows, bitemporal, scd1, scd2
 
 EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "20"))
 COLUMNS = ["name", "city"]
@@ -156,5 +156,79 @@ def test_scd2_history_for_any_split_matches_the_reference(
         tracked=SCD2_MODES[mode].get("track_history_column_list"),
         ignore_null=IGNORE_NULL.get(mode, set()),
         use_columns_to_update=with_ctu,
+    )
+    assert module_project.rows("dim") == expected
+
+
+BITEMPORAL_MODES: dict[str, dict[str, Any]] = {
+    "full_rows": {},
+    "track_name_only": {"track_history_column_list": ["name"]},
+    "ignore_null_updates": {"ignore_null_updates": True},
+}
+
+
+@st.composite
+def bitemporal_feeds(draw: st.DrawFn) -> tuple[list[tuple[Any, ...]], list[list[tuple[Any, ...]]]]:
+    """(all distinct events, the batches they arrive in): business and system times drawn
+    independently, so events are out of order on both axes, with corrections (one key and
+    business time at several system times) and redeliveries."""
+    events: list[tuple[Any, ...]] = []
+    used: set[tuple[int, int, int]] = set()
+    for _ in range(draw(st.integers(1, 10))):
+        key, seq, system = draw(st.integers(1, 2)), draw(st.integers(1, 6)), draw(st.integers(1, 6))
+        if (key, seq, system) in used:
+            continue
+        used.add((key, seq, system))
+        op = draw(st.sampled_from("UUUD"))
+        name = draw(st.sampled_from([None, "a", "b"]))
+        city = draw(st.sampled_from([None, "x", "y"]))
+        events.append((key, name, city, op, seq, system))
+    order = draw(st.permutations(events))
+    runs = draw(st.integers(1, min(4, len(order))))
+    cuts = (
+        sorted(draw(st.lists(st.integers(1, len(order) - 1), min_size=runs - 1, max_size=runs - 1, unique=True)))
+        if runs > 1
+        else []
+    )
+    batches = [list(order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(order)])]
+    for event in draw(st.lists(st.sampled_from(events), max_size=1)):
+        batches[-1].append(event)
+    return events, batches
+
+
+@pytest.mark.parametrize("mode", BITEMPORAL_MODES)
+@settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(data=st.data())
+def test_bitemporal_history_for_any_split_matches_the_reference(
+    module_project: CdcProject, mode: str, data: st.DataObject
+) -> None:
+    events, batches = data.draw(bitemporal_feeds())
+    columns = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
+    module_project.drop_model_tables("dim")
+    module_project.create_table("events", {**columns, "sys": "integer"})
+    module_project.model(
+        "dim",
+        "select * from {{ target.schema }}.events",
+        keys=["id"],
+        sequence_by="seq",
+        system_sequence_by="sys",
+        stored_as_scd_type="bitemporal",
+        apply_as_deletes="op = 'D'",
+        except_column_list=["op", "seq", "sys"],
+        **BITEMPORAL_MODES[mode],
+    )
+    for batch in batches:
+        module_project.replace_rows("events", batch)
+        module_project.run("dim")
+    expected = bitemporal(
+        [
+            Event(key, seq, "delete" if op == "D" else "upsert", {"name": name, "city": city}, system=system)
+            for key, name, city, op, seq, system in events
+        ],
+        COLUMNS,
+        tracked=BITEMPORAL_MODES[mode].get("track_history_column_list"),
+        ignore_null={"name", "city"} if mode == "ignore_null_updates" else set(),
     )
     assert module_project.rows("dim") == expected
