@@ -203,3 +203,33 @@ def test_start_and_end_types_follow_the_sequences(project: CdcProject) -> None:
     _apply(project, [COMPANY_EVENTS[:1]])
     row = project.rows("companies")[0]
     assert all(isinstance(value, datetime.datetime) for value in (row[2], row[4]))
+
+
+def test_new_column_is_appended_without_new_versions(project: CdcProject) -> None:
+    _setup(project)
+    _apply(project, [COMPANY_EVENTS[:1]])
+    project.execute(f"alter table {project.relation('events')} add column region varchar")
+    project.replace_rows("events", [("A", "XFv1", _t("10:01:00"), _t("10:05:00"), "UPSERT", "EU")])  # redelivered
+    project.run("companies")
+    assert project.columns("companies")[-1] == "region"
+    assert project.rows("companies") == [("A", "XFv1", _t("10:01:00"), None, _t("10:05:00"), None, "EU")]
+
+
+def test_sequence_by_list_orders_business_time_lexicographically(project: CdcProject) -> None:
+    project.create_table("events", {"id": "integer", "v": "varchar", "day": "integer", "n": "integer", "st": "integer"})
+    project.model(
+        "companies",
+        FEED,
+        keys=["id"],
+        sequence_by=["day", "n"],
+        system_sequence_by="st",
+        stored_as_scd_type="bitemporal",
+        except_column_list=["day", "n", "st"],
+    )
+    project.insert("events", [(1, "b", 1, 10, 2), (1, "a", 1, 9, 1)])
+    project.run("companies")
+    rows = project.query(
+        'select v, "__SYSTEM_START_AT", "__SYSTEM_END_AT", "__END_AT" is null'
+        f' from {project.relation("companies")} order by "__START_AT", "__SYSTEM_START_AT"'
+    )
+    assert rows == [("a", 1, 2, True), ("a", 2, None, False), ("b", 2, None, True)]

@@ -275,4 +275,8 @@ def test_sequence_by_list_gives_an_ordered_period_type(project: CdcProject) -> N
         ]
     else:
         assert starts == [("(1,9)",), ("(1,10)",), ("(2,1)",)]
+    project.replace_rows("events", [(1, "again", "U", 3, 0)])
+    project.run("dim")
+    current = project.query(f'select name from {dim} where "__END_AT" is null')
+    assert current == [("again",)]  # an open row's __END_AT is NULL, not a value of NULL parts
     project.run("dim", full_refresh=True)  # the period type is rebuilt with the tables

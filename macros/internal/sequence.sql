@@ -94,12 +94,13 @@
   {%- for part in parts -%}
     {%- do fields.append(auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) ~ ' := ' ~ part) -%}
   {%- endfor -%}
-  {{ return('struct_pack(' ~ (fields | join(', ')) ~ ')') }}
+  {#- No sequence (an open __END_AT) must be NULL, not a struct of NULLs. -#}
+  {{ return('case when ' ~ parts[0] ~ ' is not null then struct_pack(' ~ (fields | join(', ')) ~ ') end') }}
 {%- endmacro %}
 
 {% macro postgres__seq_value(parts, cfg) -%}
   {#- A composite type made for this model: PostgreSQL orders composites field by field. -#}
-  {{ return('row(' ~ (parts | join(', ')) ~ ')::' ~ cfg.seq_type) }}
+  {{ return('case when ' ~ parts[0] ~ ' is not null then row(' ~ (parts | join(', ')) ~ ')::' ~ cfg.seq_type ~ ' end') }}
 {%- endmacro %}
 
 
