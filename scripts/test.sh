@@ -20,4 +20,4 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
 fi
 
 ruff check .
-python3 -m pytest "$@"
+python3 -m pytest --durations=15 "$@"

@@ -7,6 +7,7 @@ through the database's own driver. Nothing is mocked: the SQL runs on real datab
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from postgres_server import PostgresServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ADAPTERS = ("duckdb", "postgres")
+# Random cases per property test and adapter. 12 keeps the whole suite within CI's time on two
+# cores; raise it for a deeper search (e.g. AUTO_CDC_HYPOTHESIS_EXAMPLES=200 overnight).
+HYPOTHESIS_EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "12"))
 
 
 @dataclass

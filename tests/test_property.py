@@ -5,17 +5,16 @@ the reference model gives for the whole set of events."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness import HYPOTHESIS_EXAMPLES as EXAMPLES
 from harness import CdcProject
 from reference import Event, as_rows, bitemporal, scd1, scd2
 
-EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "20"))
 COLUMNS = ["name", "city"]
 BASE = {
     "keys": ["id"],

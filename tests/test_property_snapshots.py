@@ -6,17 +6,16 @@ A snapshot that arrives after a later version was applied is skipped (SPEC 5.2).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness import HYPOTHESIS_EXAMPLES as EXAMPLES
 from harness import CdcProject
 from reference import as_rows, scd1, scd2, snapshot_events
 
-EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "20"))
 COLUMNS = ["name", "city"]
 SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
