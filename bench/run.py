@@ -1,0 +1,492 @@
+"""The benchmark: auto_cdc's cost per run against hand-written SQL and against dbt snapshot.
+
+    python bench/run.py                     # everything, both adapters; rewrites BENCHMARKS.md
+    python bench/run.py --quick             # small sizes, to try it out (prints, writes nothing)
+
+Each measured dbt invocation runs as its own process. Reported per run: the SQL time (the
+model's execution time from run_results.json: everything the materialization does in the
+database, metadata queries included), dbt's fixed start-up (wall time minus that), the peak
+memory of the dbt process (which on DuckDB includes the embedded database) and on PostgreSQL
+the peak memory of the server backends. Baselines are the hand-written statements one would
+write for the same change, run through the database driver in one transaction and timed the
+same way (wall time of the statements and the commit).
+
+PostgreSQL: a private server is started as in the tests (or AUTO_CDC_PGPORT is used).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import postgres_server
+from harness import CdcProject
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Workload:
+    target_rows: int
+    batch: int = 10_000
+    update_share: float = 0.7
+    delete_share: float = 0.1
+    late_share: float = 0.0  # events older than the stored row of their key
+    columns: int = 2  # value columns besides the key
+
+    def value_columns(self) -> list[str]:
+        return [f"c{i}" for i in range(1, self.columns + 1)]
+
+
+@dataclass
+class Measure:
+    sql_s: float  # the statements the model ran, as the database timed them
+    model_s: float  # the model's execution time: its SQL plus the materialization's own Python/Jinja work
+    startup_s: float  # the rest of the dbt process's wall time
+    dbt_peak_mb: float
+    db_peak_mb: float | None
+    message: str = ""
+
+
+# --- data --------------------------------------------------------------------------------------
+
+
+def _series(adapter: str, n: int) -> str:
+    return f"generate_series(1, {n}) as g(i)" if adapter == "postgres" else f"range(1, {n} + 1) as g(i)"
+
+
+def _load_initial(project: CdcProject, w: Workload) -> None:
+    """Every key once, at sequence 10."""
+    columns = {"id": "bigint", **dict.fromkeys(w.value_columns(), "varchar"), "op": "varchar", "seq": "bigint"}
+    project.create_table("events", columns)
+    values = ", ".join(f"'v{n} ' || i" for n in range(1, w.columns + 1))
+    rows = _series(project.adapter, w.target_rows)
+    project.execute(f"insert into {project.relation('events')} select i, {values}, 'U', 10 from {rows}")
+
+
+def _load_batch(project: CdcProject, w: Workload) -> None:
+    """One event per key: updates and deletes of existing keys spread over the key range, new
+    keys, and late events (sequence 5, older than the stored 10) among the updates."""
+    step = max(w.target_rows // w.batch, 1)
+    n_update, n_delete = int(w.batch * w.update_share), int(w.batch * w.delete_share)
+    n_late = int(w.batch * w.late_share)
+    values = ", ".join(f"'changed{n} ' || i" for n in range(1, w.columns + 1))
+    project.execute(f"delete from {project.relation('events')}")
+    project.execute(
+        f"insert into {project.relation('events')} select "
+        f"case when i <= {n_update + n_delete} then i * {step} else {w.target_rows} + i end, {values}, "
+        f"case when i > {n_update} and i <= {n_update + n_delete} then 'D' else 'U' end, "
+        f"case when i <= {n_late} then 5 else 20 end "
+        f"from {_series(project.adapter, w.batch)}"
+    )
+
+
+# --- running dbt as a process, with its memory --------------------------------------------------
+
+
+@contextmanager
+def _postgres_peak(server: postgres_server.PostgresServer | None) -> Iterator[list[float]]:
+    """Samples the peak resident memory (VmHWM) of the server's backends while the block runs."""
+    peak = [0.0]
+    if server is None:
+        yield peak
+        return
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    continue
+                if "Name:\tpostgres" in status:
+                    for line in status.splitlines():
+                        if line.startswith("VmHWM:"):
+                            peak[0] = max(peak[0], int(line.split()[1]) / 1024)
+            stop.wait(0.05)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield peak
+    finally:
+        stop.set()
+        thread.join()
+
+
+def dbt(project: CdcProject, server: postgres_server.PostgresServer | None, *args: str) -> Measure:
+    log = project.path / "logs" / "dbt.log"
+    log.unlink(missing_ok=True)
+    command = ["dbt", *args, "--project-dir", str(project.path), "--profiles-dir", str(project.path)]
+    command += ["--target", project.adapter, "--quiet", "--log-format-file", "json", "--log-level-file", "debug"]
+    with _postgres_peak(server) as db_peak:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        output = process.stdout.read() if process.stdout else b""
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+    if status != 0:
+        raise RuntimeError(f"{' '.join(args)} failed:\n{output.decode()[-3000:]}")
+    results = json.loads((project.path / "target" / "run_results.json").read_text())["results"]
+    model_s = sum(float(r["execution_time"]) for r in results)
+    return Measure(
+        sql_s=_statement_seconds(log),
+        model_s=model_s,
+        startup_s=wall - model_s,
+        dbt_peak_mb=usage.ru_maxrss / 1024,
+        db_peak_mb=db_peak[0] if server is not None else None,
+        message="; ".join(str(r.get("message") or "") for r in results),
+    )
+
+
+def _statement_seconds(log: Path) -> float:
+    """The summed database time of the statements run for the selected nodes (not dbt's own
+    set-up queries), from the JSON debug log."""
+    total = 0.0
+    for line in log.read_text().splitlines():
+        event = json.loads(line)
+        if event["info"]["name"] == "SQLQueryStatus" and (event["data"].get("node_info") or {}).get("unique_id"):
+            total += float(event["data"]["elapsed"])
+    return total
+
+
+def timed_sql(project: CdcProject, statements: list[str]) -> float:
+    """Wall time of `statements` and the commit, in one transaction through the driver."""
+    with project._connect() as (conn, cursor):
+        started = time.perf_counter()
+        for sql in statements:
+            cursor.execute(sql)
+        conn.commit()
+        return time.perf_counter() - started
+
+
+# --- the scenarios -------------------------------------------------------------------------------
+
+CDC = {"keys": ["id"], "sequence_by": "seq", "apply_as_deletes": "op = 'D'", "except_column_list": ["op", "seq"]}
+
+
+def _prepared(project: CdcProject, server: postgres_server.PostgresServer | None, w: Workload, scd: int) -> None:
+    _load_initial(project, w)
+    project.model("dim", "select * from {{ target.schema }}.events", **CDC, stored_as_scd_type=scd)
+    dbt(project, server, "run", "-s", "dim", "--full-refresh")
+    if project.adapter == "postgres":
+        for table in ("dim", "dim__cdc_state"):
+            project.execute(f"analyze {project.relation(table)}")
+
+
+def _copy_for_baseline(project: CdcProject, scd: int) -> None:
+    """The baseline's target: the same rows, indexed on what its statements look up."""
+    dim, base = project.relation("dim"), project.relation("base")
+    project.execute(f"create table {base} as select * from {dim}")
+    if project.adapter == "postgres":
+        index = '(id) where "__END_AT" is null' if scd == 2 else "(id)"
+        project.execute(f"create {'unique ' if scd == 1 else ''}index on {base} {index}")
+        project.execute(f"analyze {base}")
+
+
+def scd1_against_baseline(project: CdcProject, server, w: Workload) -> dict[str, object]:
+    _prepared(project, server, w, 1)
+    _copy_for_baseline(project, 1)
+    _load_batch(project, w)
+    cols = w.value_columns()
+    events, base = project.relation("events"), project.relation("base")
+    ranked = f"select *, row_number() over (partition by id order by seq desc) as rn from {events}"
+    latest = f"select * from ({ranked}) as e where rn = 1"
+    baseline = timed_sql(
+        project,
+        [
+            f"merge into {base} as t using ({latest}) as s on t.id = s.id "
+            "when matched and s.op = 'D' then delete "
+            f"when matched then update set {', '.join(f'{c} = s.{c}' for c in cols)} "
+            f"when not matched and s.op <> 'D' then insert (id, {', '.join(cols)}) "
+            f"values (s.id, {', '.join('s.' + c for c in cols)})"
+        ],
+    )
+    ours = dbt(project, server, "run", "-s", "dim")
+    return {"ours": ours, "baseline_s": baseline, "same_result": _same(project, "base", "dim")}
+
+
+def scd2_against_baseline(project: CdcProject, server, w: Workload) -> dict[str, object]:
+    _prepared(project, server, w, 2)
+    _copy_for_baseline(project, 2)
+    _load_batch(project, w)
+    cols = w.value_columns()
+    events, base = project.relation("events"), project.relation("base")
+    start, end = '"__START_AT"', '"__END_AT"'
+    changed = " or ".join(f"t.{c} is distinct from s.{c}" for c in cols)
+    baseline = timed_sql(
+        project,
+        [
+            f"update {base} as t set {end} = s.seq from {events} as s "
+            f"where t.id = s.id and t.{end} is null and (s.op = 'D' or {changed})",
+            f"insert into {base} (id, {', '.join(cols)}, {start}, {end}) "
+            f"select s.id, {', '.join('s.' + c for c in cols)}, s.seq, null from {events} as s "
+            f"where s.op <> 'D' and not exists (select 1 from {base} as t where t.id = s.id and t.{end} is null)",
+        ],
+    )
+    ours = dbt(project, server, "run", "-s", "dim")
+    return {"ours": ours, "baseline_s": baseline, "same_result": _same(project, "base", "dim")}
+
+
+def _same(project: CdcProject, a: str, b: str) -> bool:
+    left, right = project.relation(a), project.relation(b)
+    differing = project.query(
+        f"select count(*) from ((select * from {left} except select * from {right})"
+        f" union all (select * from {right} except select * from {left})) as d"
+    )
+    return differing == [(0,)]
+
+
+def scaling(project: CdcProject, server, w: Workload, scd: int) -> Measure:
+    _prepared(project, server, w, scd)
+    _load_batch(project, w)
+    return dbt(project, server, "run", "-s", "dim")
+
+
+def snapshots_against_dbt_snapshot(project: CdcProject, server, rows: int, versions: int) -> dict[str, object]:
+    """The same series of full snapshots (5% of rows changed, 1% deleted, 1% new each time)
+    through auto_cdc_from_snapshot (SCD2, per-run versions) and `dbt snapshot` (check strategy,
+    all columns, hard deletes invalidated)."""
+    project.create_table("source", {"id": "bigint", "c1": "varchar", "c2": "varchar"})
+    source = project.relation("source")
+    project.execute(f"insert into {source} select i, 'a ' || i, 'b ' || i from {_series(project.adapter, rows)}")
+    project.model(
+        "history",
+        "select * from {{ target.schema }}.source",
+        materialized="auto_cdc_from_snapshot",
+        keys=["id"],
+        stored_as_scd_type=2,
+    )
+    project.write(
+        "snapshots/dbt_history.yml",
+        "snapshots:\n  - name: dbt_history\n    relation: source('bench', 'source')\n"
+        "    config: {unique_key: id, strategy: check, check_cols: all, hard_deletes: invalidate}\n",
+    )
+    project.write(
+        "models/sources.yml",
+        f"sources:\n  - name: bench\n    schema: {project.schema}\n    tables: [{{name: source}}]\n",
+    )
+    ours: list[Measure] = []
+    theirs: list[Measure] = []
+    for version in range(versions):
+        if version:
+            step = 20  # 5% of the keys
+            project.execute(f"update {source} set c1 = 'v{version} ' || id where id % {step} = {version % step}")
+            project.execute(f"delete from {source} where id % 100 = {(version + 50) % 100}")
+            first_new = rows + version * rows // 100
+            new_rows = _series(project.adapter, rows // 100)
+            project.execute(f"insert into {source} select {first_new} + i, 'new', 'new' from {new_rows}")
+        ours.append(dbt(project, server, "run", "-s", "history"))
+        theirs.append(dbt(project, server, "snapshot", "-s", "dbt_history"))
+    return {"ours": ours, "theirs": theirs}
+
+
+# --- report ----------------------------------------------------------------------------------------
+
+
+def _machine() -> str:
+    cpu = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    memory = int(Path("/proc/meminfo").read_text().split()[1]) // 1024 // 1024
+    versions = subprocess.run(["dbt", "--version"], capture_output=True, text=True).stdout
+    adapters = ", ".join(line.strip(" -") for line in versions.splitlines() if "duckdb:" in line or "postgres:" in line)
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {memory} GiB RAM, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, dbt-core {_dbt_core_version(versions)}, {adapters}; "
+        "PostgreSQL 15 private server with fsync=off (as in the tests: both sides of every comparison run on it)"
+    )
+
+
+def _dbt_core_version(versions: str) -> str:
+    lines = versions.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("- installed:") and i and "Core" in lines[i - 1]:
+            return line.split(":", 1)[1].strip()
+    return "?"
+
+
+def _mb(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def _row(*cells: object) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def _memory(m: Measure) -> tuple[str, str]:
+    return _mb(m.dbt_peak_mb), _mb(m.db_peak_mb)
+
+
+class Report:
+    """Markdown sections, echoed as they are measured."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.lines: list[str] = []
+        self.log = log
+
+    def section(self, title: str, *columns: str) -> None:
+        self.lines += ["", f"## {title}", "", _row(*columns), "|" + "---|" * len(columns)]
+        self.log(title)
+
+    def add(self, *cells: object) -> None:
+        self.lines.append(_row(*cells))
+        self.log(self.lines[-1])
+
+
+def run_all(adapters: list[str], sizes: list[int], big: int, batch: int, snapshot_rows: int, report: Report) -> None:
+    server = postgres_server.start() if "postgres" in adapters else None
+    largest = sizes[-1]
+
+    def fresh(adapter: str) -> Iterator[CdcProject]:
+        with tempfile.TemporaryDirectory() as tmp:
+            project = CdcProject(Path(tmp), adapter, server)
+            try:
+                yield project
+            finally:
+                project.close()
+
+    memory = ("dbt peak MB", "PG backend peak MB")
+    try:
+        report.section(
+            f"1. SCD1 against a hand-written MERGE ({batch:,} in-order events on {largest:,} rows)",
+            *("adapter", "auto_cdc SQL (s)", "baseline (s)", "SQL ratio", "auto_cdc model (s)", "same table"),
+            *("dbt start-up (s)", *memory),
+        )
+        for adapter in adapters:
+            for project in fresh(adapter):
+                r = scd1_against_baseline(project, server, Workload(largest, batch))
+            m, base = r["ours"], r["baseline_s"]
+            assert isinstance(m, Measure) and isinstance(base, float)
+            report.add(
+                adapter,
+                f"{m.sql_s:.3f}",
+                f"{base:.3f}",
+                f"{m.sql_s / base:.2f}x",
+                f"{m.model_s:.2f}",
+                r["same_result"],
+                f"{m.startup_s:.1f}",
+                *_memory(m),
+            )
+
+        report.section(
+            f"2. SCD2 against a hand-written close-and-insert ({batch:,} events on {largest:,} keys)",
+            *("adapter", "events", "auto_cdc SQL (s)", "baseline (s)", "SQL ratio", "auto_cdc model (s)"),
+            *("same table", *memory),
+        )
+        for adapter in adapters:
+            for project in fresh(adapter):
+                r = scd2_against_baseline(project, server, Workload(largest, batch))
+            m, base = r["ours"], r["baseline_s"]
+            assert isinstance(m, Measure) and isinstance(base, float)
+            report.add(
+                adapter,
+                "in order",
+                f"{m.sql_s:.3f}",
+                f"{base:.3f}",
+                f"{m.sql_s / base:.2f}x",
+                f"{m.model_s:.2f}",
+                r["same_result"],
+                *_memory(m),
+            )
+            for project in fresh(adapter):
+                m = scaling(project, server, Workload(largest, batch, late_share=0.1), 2)
+            report.add(
+                adapter, "10% late", f"{m.sql_s:.3f}", "cannot repair history", "", f"{m.model_s:.2f}", "", *_memory(m)
+            )
+
+        report.section(
+            f"3. Scaling: {batch:,} events (60% updates, 10% late, 10% deletes, 10% new keys) on growing targets",
+            "adapter",
+            "SCD",
+            "target rows",
+            "SQL (s)",
+            "model (s)",
+            "dbt start-up (s)",
+            *memory,
+        )
+        for adapter in adapters:
+            for scd in (1, 2):
+                for size in sizes + ([big] if big and adapter == "duckdb" else []):
+                    for project in fresh(adapter):
+                        m = scaling(project, server, Workload(size, batch, update_share=0.6, late_share=0.1), scd)
+                    report.add(
+                        adapter,
+                        scd,
+                        f"{size:,}",
+                        f"{m.sql_s:.3f}",
+                        f"{m.model_s:.2f}",
+                        f"{m.startup_s:.1f}",
+                        *_memory(m),
+                    )
+
+        report.section(
+            f"4. Snapshots: auto_cdc_from_snapshot against dbt snapshot (check strategy), {snapshot_rows:,} rows",
+            *("adapter", "tool", "1st snapshot SQL (s)", "next 4 snapshots SQL (s)", "next 4 model (s)"),
+            *("dbt start-up per run (s)", *memory),
+        )
+        for adapter in adapters:
+            for project in fresh(adapter):
+                r = snapshots_against_dbt_snapshot(project, server, snapshot_rows, 5)
+            for tool, runs in (("auto_cdc_from_snapshot", r["ours"]), ("dbt snapshot", r["theirs"])):
+                assert isinstance(runs, list)
+                later = runs[1:]
+                peak_db = max((m.db_peak_mb or 0) for m in runs) if server else None
+                report.add(
+                    adapter,
+                    tool,
+                    f"{runs[0].sql_s:.2f}",
+                    f"{sum(m.sql_s for m in later):.2f}",
+                    f"{sum(m.model_s for m in later):.2f}",
+                    f"{sum(m.startup_s for m in runs) / len(runs):.1f}",
+                    _mb(max(m.dbt_peak_mb for m in runs)),
+                    _mb(peak_db),
+                )
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--adapters", nargs="+", default=["duckdb", "postgres"])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--big", type=int, default=10_000_000, help="an extra DuckDB target size (0: none)")
+    parser.add_argument("--batch", type=int, default=10_000)
+    parser.add_argument("--snapshot-rows", type=int, default=100_000)
+    parser.add_argument("--quick", action="store_true", help="small sizes; print only")
+    parser.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
+    args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.big, args.batch, args.snapshot_rows = [20_000], 0, 2_000, 5_000
+    started = time.time()
+    report = Report(lambda line: print(line, flush=True))
+    run_all(args.adapters, args.sizes, args.big, args.batch, args.snapshot_rows, report)
+    if args.quick:
+        return
+    head = (REPO / "bench" / "BENCHMARKS.head.md").read_text()
+    head = head.format(machine=_machine(), minutes=f"{(time.time() - started) / 60:.0f}")
+    Path(args.output).write_text(head + "\n".join(report.lines) + "\n")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
