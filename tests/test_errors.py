@@ -66,9 +66,9 @@ CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["`columns_to_update` and `ignore_null_updates` cannot be combined"],
     ),
     "unknown_scd_type": ({**BASE, "stored_as_scd_type": 3}, ["`stored_as_scd_type` is '3'; use 1, 2 or 'bitemporal'"]),
-    "bitemporal_not_available_yet": (
+    "bitemporal_without_system_sequence": (
         {**BASE, "stored_as_scd_type": "bitemporal"},
-        ["`stored_as_scd_type='bitemporal'` is not available"],
+        ["stored_as_scd_type='bitemporal' needs `system_sequence_by`"],
     ),
     "track_history_unknown_column": (
         {**BASE, "stored_as_scd_type": 2, "track_history_column_list": ["nmae"]},
