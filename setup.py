@@ -23,6 +23,7 @@ setup(
     extras_require={
         "dev": [
             "pytest>=8",
+            "pytest-xdist>=3.5",  # the suite runs on two workers
             "hypothesis>=6.100",
             "ruff>=0.5",
             "psycopg2-binary>=2.9",

@@ -20,4 +20,6 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
 fi
 
 ruff check .
-python3 -m pytest --durations=15 "$@"
+# Two workers (one per core); the example project's tests share its directory, so they stay on
+# one worker (xdist_group).
+python3 -m pytest -n 2 --dist loadgroup --durations=15 "$@"

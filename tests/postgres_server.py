@@ -53,10 +53,13 @@ def _bindir() -> Path:
     raise RuntimeError("PostgreSQL server binaries not found: run scripts/test.sh, which installs them")
 
 
+def _postgres_command(cmd: list[str]) -> list[str]:
+    """The server refuses to run as root: run its tools as the postgres user then."""
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
 def _as_postgres(cmd: list[str]) -> None:
-    if os.geteuid() == 0:
-        cmd = ["runuser", "-u", "postgres", "--", *cmd]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    subprocess.run(_postgres_command(cmd), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 def _free_port() -> int:
@@ -75,11 +78,19 @@ def start() -> PostgresServer:
     if os.geteuid() == 0:
         shutil.chown(root, user="postgres")
     _as_postgres([str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8"])
-    port = _free_port()
-    options = f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c full_page_writes=off"
-    _as_postgres(
-        [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "server.log"), "-w", "start"]
-    )
+    for attempt in range(5):  # another test worker may take the free port first
+        port = _free_port()
+        options = f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c full_page_writes=off"
+        started = subprocess.run(
+            _postgres_command(
+                [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "server.log"), "-w", "start"]
+            ),
+            capture_output=True,
+        )
+        if started.returncode == 0:
+            break
+        if attempt == 4:
+            raise RuntimeError(f"PostgreSQL did not start: {started.stdout.decode()}{started.stderr.decode()}")
     server = PostgresServer(host="127.0.0.1", port=port, data_dir=data, _bindir=bindir)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -53,6 +53,7 @@ def _dbt(adapter: str, tmp: Path, *args: str) -> list:
     return list(getattr(result.result, "results", None) or [])
 
 
+@pytest.mark.xdist_group("example_project")  # both adapters write integration_tests/dbt_packages
 def test_example_project_builds_and_passes_its_tests(example_env: str, tmp_path: Path) -> None:
     _dbt(example_env, tmp_path, "deps")
     results = _dbt(example_env, tmp_path, "build")
