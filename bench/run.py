@@ -26,7 +26,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,37 +96,52 @@ def _load_batch(project: CdcProject, w: Workload) -> None:
 # --- running dbt as a process, with its memory --------------------------------------------------
 
 
-@contextmanager
-def _postgres_peak(server: postgres_server.PostgresServer | None) -> Iterator[list[float]]:
-    """Samples the peak resident memory (VmHWM) of the server's backends while the block runs."""
-    peak = [0.0]
-    if server is None:
-        yield peak
-        return
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            for pid in os.listdir("/proc"):
-                if not pid.isdigit():
-                    continue
-                try:
-                    status = Path(f"/proc/{pid}/status").read_text()
-                except OSError:
-                    continue
-                if "Name:\tpostgres" in status:
-                    for line in status.splitlines():
-                        if line.startswith("VmHWM:"):
-                            peak[0] = max(peak[0], int(line.split()[1]) / 1024)
-            stop.wait(0.05)
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
+def _status(pid: str) -> str:
     try:
-        yield peak
-    finally:
-        stop.set()
-        thread.join()
+        return Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return ""
+
+
+def _hwm_mb(status: str) -> float:
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class PeakMemory:
+    """Samples peak resident memory (VmHWM, which exec resets) while a dbt process runs: of
+    that process, and of the PostgreSQL backends started during the run (not the long-lived
+    server processes, whose shared memory would dominate)."""
+
+    def __init__(self, watch_postgres: bool) -> None:
+        self.watch_postgres = watch_postgres
+        self.before = {pid for pid in os.listdir("/proc") if pid.isdigit()}
+        self.dbt_mb = 0.0
+        self.db_mb = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, dbt_pid: int) -> None:
+        def sample() -> None:
+            while not self._stop.is_set():
+                self.dbt_mb = max(self.dbt_mb, _hwm_mb(_status(str(dbt_pid))))
+                if self.watch_postgres:
+                    for pid in os.listdir("/proc"):
+                        if pid.isdigit() and pid not in self.before:
+                            status = _status(pid)
+                            if "Name:\tpostgres" in status:
+                                self.db_mb = max(self.db_mb, _hwm_mb(status))
+                self._stop.wait(0.02)
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 def dbt(project: CdcProject, server: postgres_server.PostgresServer | None, *args: str) -> Measure:
@@ -135,12 +149,14 @@ def dbt(project: CdcProject, server: postgres_server.PostgresServer | None, *arg
     log.unlink(missing_ok=True)
     command = ["dbt", *args, "--project-dir", str(project.path), "--profiles-dir", str(project.path)]
     command += ["--target", project.adapter, "--quiet", "--log-format-file", "json", "--log-level-file", "debug"]
-    with _postgres_peak(server) as db_peak:
-        started = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        output = process.stdout.read() if process.stdout else b""
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - started
+    memory = PeakMemory(watch_postgres=project.adapter == "postgres")
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    memory.start(process.pid)
+    output = process.stdout.read() if process.stdout else b""
+    _, status, _ = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    memory.stop()
     if status != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{output.decode()[-3000:]}")
     results = json.loads((project.path / "target" / "run_results.json").read_text())["results"]
@@ -149,8 +165,8 @@ def dbt(project: CdcProject, server: postgres_server.PostgresServer | None, *arg
         sql_s=_statement_seconds(log),
         model_s=model_s,
         startup_s=wall - model_s,
-        dbt_peak_mb=usage.ru_maxrss / 1024,
-        db_peak_mb=db_peak[0] if server is not None else None,
+        dbt_peak_mb=memory.dbt_mb,
+        db_peak_mb=memory.db_mb if project.adapter == "postgres" else None,
         message="; ".join(str(r.get("message") or "") for r in results),
     )
 
@@ -449,7 +465,7 @@ def run_all(adapters: list[str], sizes: list[int], big: int, batch: int, snapsho
             for tool, runs in (("auto_cdc_from_snapshot", r["ours"]), ("dbt snapshot", r["theirs"])):
                 assert isinstance(runs, list)
                 later = runs[1:]
-                peak_db = max((m.db_peak_mb or 0) for m in runs) if server else None
+                peak_db = max((m.db_peak_mb or 0) for m in runs) if adapter == "postgres" else None
                 report.add(
                     adapter,
                     tool,
