@@ -324,7 +324,11 @@ def _machine() -> str:
             break
     memory = int(Path("/proc/meminfo").read_text().split()[1]) // 1024 // 1024
     versions = subprocess.run(["dbt", "--version"], capture_output=True, text=True).stdout
-    adapters = ", ".join(line.strip(" -") for line in versions.splitlines() if "duckdb:" in line or "postgres:" in line)
+    adapters = ", ".join(
+        "dbt-" + " ".join(line.strip(" -").split()[:2]).replace(":", "")
+        for line in versions.splitlines()
+        if "duckdb:" in line or "postgres:" in line
+    )
     return (
         f"{os.cpu_count()} cores ({cpu}), {memory} GiB RAM, {platform.system()} {platform.release()}, "
         f"Python {platform.python_version()}, dbt-core {_dbt_core_version(versions)}, {adapters}; "
