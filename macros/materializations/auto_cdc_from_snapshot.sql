@@ -64,9 +64,10 @@
   {%- if not rebuild -%}
     {%- set cfg = auto_cdc.reconcile_schema(cfg, target_relation, temps.snapshots, state.state) -%}
   {%- endif -%}
+  {%- set n_versions = auto_cdc.applied_version_count(temps) -%}
   {%- call statement('auto_cdc_batch') -%}
     {{ auto_cdc.create_temp_table(temps.batch, auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions,
-                                                                          none if rebuild else target_relation)) }}
+                                                                          none if rebuild else target_relation, n_versions)) }}
   {%- endcall -%}
   {%- do auto_cdc.analyze(temps.batch) -%}
   {%- set shape = {'n_events': run_query('select count(*) from ' ~ temps.batch).rows[0][0], 'n_truncates': 0} -%}

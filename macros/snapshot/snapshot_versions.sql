@@ -177,6 +177,12 @@
 {%- endmacro %}
 
 
+{% macro applied_version_count(temps) -%}
+  {#- How many of the versions read this run are applied (late ones are not). -#}
+  {{ return(run_query('select count(*) from ' ~ temps.read_versions ~ ' where __cdc_applied').rows[0][0]) }}
+{%- endmacro %}
+
+
 {% macro snapshot_rows_sql(sql, version_expr, filter=none) -%}
   select src.*, {{ version_expr }} as __cdc_version
   from (
