@@ -68,7 +68,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start() -> PostgresServer:
+def start(settings: dict[str, str] | None = None) -> PostgresServer:
+    """A private server; `settings` are extra server settings (the benchmark gives it a
+    realistic shared_buffers)."""
     external = os.environ.get("AUTO_CDC_PGPORT")
     if external:
         return PostgresServer(host="127.0.0.1", port=int(external))
@@ -81,6 +83,7 @@ def start() -> PostgresServer:
     for attempt in range(5):  # another test worker may take the free port first
         port = _free_port()
         options = f"-h 127.0.0.1 -p {port} -k {data} -c fsync=off -c full_page_writes=off"
+        options += "".join(f" -c {name}={value}" for name, value in (settings or {}).items())
         started = subprocess.run(
             _postgres_command(
                 [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "server.log"), "-w", "start"]
