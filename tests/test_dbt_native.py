@@ -81,3 +81,43 @@ def test_selection_runs_only_the_selected_model(project: CdcProject) -> None:
     project.replace_rows("events", [(1, "a", "U", 1)])
     project.run("other")
     assert project.exists("other") and not project.exists("dim")
+
+
+def test_snapshot_model_runs_hooks_persists_docs_and_grants(project: CdcProject) -> None:
+    """auto_cdc_from_snapshot shares auto_cdc's finish: post-hooks see the result, docs and
+    grants land on the target (grants where the database has roles)."""
+    project.create_table("source", {"id": "integer", "name": "varchar"})
+    project.create_table("audit", {"n": "integer"})
+    role = f"reader_{project.schema}"
+    extra: dict[str, object] = {}
+    if project.adapter == "postgres":
+        project.execute(f"create role {role}")
+        extra["grants"] = {"select": [role]}
+    try:
+        project.model(
+            "history",
+            "select * from {{ target.schema }}.source",
+            materialized="auto_cdc_from_snapshot",
+            keys=["id"],
+            stored_as_scd_type=2,
+            post_hook="insert into {{ target.schema }}.audit select count(*) from {{ this }}",
+            persist_docs={"relation": True, "columns": True},
+            **extra,
+        )
+        project.write("models/schema.yml", "version: 2\nmodels:\n  - name: history\n    description: From snapshots.\n")
+        project.replace_rows("source", [(1, "a"), (2, "b")])
+        project.run("history")
+        project.replace_rows("source", [(1, "a2")])
+        project.run("history")
+        assert project.rows("audit") == [(2,), (3,)]  # then key 1 has two versions, key 2 one closed
+        if project.adapter == "postgres":
+            comment = project.query(f"select obj_description('{project.relation('history')}'::regclass)")
+            assert comment == [("From snapshots.",)]
+            granted = project.query(
+                "select privilege_type from information_schema.role_table_grants "
+                f"where table_schema = '{project.schema}' and table_name = 'history' and grantee = '{role}'"
+            )
+            assert granted == [("SELECT",)]
+    finally:
+        if project.adapter == "postgres":
+            project.execute(f"drop owned by {role}; drop role {role}")

@@ -4,7 +4,6 @@
 {% materialization auto_cdc, default %}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set state = auto_cdc.state_relations(target_relation) -%}
-  {%- set grant_config = config.get('grants') -%}
   {%- set temps = {
       'probe': make_temp_relation(target_relation, '__cdc_probe'),
       'batch': make_temp_relation(target_relation, '__cdc_batch'),
@@ -41,11 +40,7 @@
 
   {#- 4. Write: fresh tables when rebuilding, then one set-based apply. -#}
   {%- if rebuild -%}
-    {%- for relation in [existing_relation, existing_state, existing_runs] -%}
-      {%- if relation is not none -%}{%- do adapter.drop_relation(relation) -%}{%- endif -%}
-    {%- endfor -%}
-    {%- do auto_cdc.run_statements([auto_cdc.drop_sequence_type(cfg)]) -%}
-    {%- do auto_cdc.create_state_tables(cfg, temps.batch, target_relation, state) -%}
+    {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, [existing_relation, existing_state, existing_runs]) -%}
   {%- else -%}
     {%- do auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}
   {%- endif -%}
@@ -60,15 +55,7 @@
   {%- do auto_cdc.report(cfg, metrics) -%}
 
   {#- 5. The usual dbt finish: grants, docs, hooks, one commit. -#}
-  {%- set should_revoke = should_revoke(existing_relation, full_refresh_mode=rebuild) -%}
-  {%- do apply_grants(target_relation, grant_config, should_revoke=should_revoke) -%}
-  {%- do persist_docs(target_relation, model) -%}
-  {{ run_hooks(post_hooks, inside_transaction=True) }}
-  {%- for relation in [temps.batch, temps.history, temps.changes] -%}
-    {%- do adapter.drop_relation(relation) -%}
-  {%- endfor -%}
-  {%- do adapter.commit() -%}
-  {{ run_hooks(post_hooks, inside_transaction=False) }}
+  {%- do auto_cdc.finish_run(target_relation, existing_relation, rebuild, [temps.batch, temps.history, temps.changes], post_hooks) -%}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

@@ -5,7 +5,6 @@
 {% materialization auto_cdc_from_snapshot, default %}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set state = auto_cdc.state_relations(target_relation) -%}
-  {%- set grant_config = config.get('grants') -%}
   {%- set temps = auto_cdc.snapshot_temps(target_relation) -%}
   {%- do temps.update({
       'probe': make_temp_relation(target_relation, '__cdc_probe'),
@@ -39,12 +38,7 @@
           ~ " is not created; it will be with the first snapshot.") -%}
     {%- endif -%}
     {%- do auto_cdc.report(none, {'num_upserted_rows': 0, 'num_deleted_rows': 0}) -%}
-    {{ run_hooks(post_hooks, inside_transaction=True) }}
-    {%- for relation in [temps.last_version, temps.current_version, temps.current_snapshot] -%}
-      {%- do adapter.drop_relation(relation) -%}
-    {%- endfor -%}
-    {%- do adapter.commit() -%}
-    {{ run_hooks(post_hooks, inside_transaction=False) }}
+    {%- do auto_cdc.end_transaction([temps.last_version, temps.current_version, temps.current_snapshot], post_hooks) -%}
     {{ return({'relations': [] if existing_relation is none else [target_relation]}) }}
   {%- endif -%}
 
@@ -74,11 +68,8 @@
 
   {#- 5. Write: fresh tables when rebuilding, then the apply auto_cdc uses, then the versions. -#}
   {%- if rebuild -%}
-    {%- for relation in [existing_relation, existing_state, existing_runs, existing_versions] -%}
-      {%- if relation is not none -%}{%- do adapter.drop_relation(relation) -%}{%- endif -%}
-    {%- endfor -%}
-    {%- do auto_cdc.run_statements([auto_cdc.drop_sequence_type(cfg)]) -%}
-    {%- do auto_cdc.create_state_tables(cfg, temps.batch, target_relation, state) -%}
+    {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state,
+                                   [existing_relation, existing_state, existing_runs, existing_versions]) -%}
     {%- do auto_cdc.run_statements([auto_cdc.create_versions_table_sql(state.versions, temps.read_versions)]) -%}
   {%- else -%}
     {%- do auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}
@@ -94,16 +85,9 @@
   {%- do auto_cdc.report(cfg, metrics) -%}
 
   {#- 6. The usual dbt finish: grants, docs, hooks, one commit. -#}
-  {%- set should_revoke = should_revoke(existing_relation, full_refresh_mode=rebuild) -%}
-  {%- do apply_grants(target_relation, grant_config, should_revoke=should_revoke) -%}
-  {%- do persist_docs(target_relation, model) -%}
-  {{ run_hooks(post_hooks, inside_transaction=True) }}
-  {%- for relation in [temps.snapshots, temps.read_versions, temps.batch, temps.history, temps.changes,
-                       temps.last_version, temps.current_version, temps.current_snapshot] -%}
-    {%- do adapter.drop_relation(relation) -%}
-  {%- endfor -%}
-  {%- do adapter.commit() -%}
-  {{ run_hooks(post_hooks, inside_transaction=False) }}
+  {%- do auto_cdc.finish_run(target_relation, existing_relation, rebuild,
+                             [temps.snapshots, temps.read_versions, temps.batch, temps.history, temps.changes,
+                              temps.last_version, temps.current_version, temps.current_snapshot], post_hooks) -%}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
