@@ -194,6 +194,19 @@ def test_old_events_are_compacted_and_history_stays_right(project: CdcProject) -
     assert project.rows("dim") == sort_rows([*expected[:2], (1, "c", "x", 9, 10), (1, "d", "x", 10, None)])
 
 
+def test_compaction_fixes_the_values_of_partial_events_it_keeps(project: CdcProject) -> None:
+    """Event 2 (city only) is compacted away; event 3, which kept its city from it, is rewritten
+    once with that value fixed, so later recomputations of the history still see it."""
+    _dim(project, tombstone_retention=1, ignore_null_updates=True, track_history_column_list=["name"])
+    _runs(project, [(1, "a", "x", "U", 1), (1, None, "y", "U", 2), (1, None, None, "U", 3)])
+    assert project.rows("dim") == [(1, "a", "y", 1, None)]
+    time.sleep(2.2)
+    _runs(project, [(1, "b", None, "U", 5)])
+    assert [row[1] for row in project.rows("dim__cdc_state")] == [1, 3, 5]
+    _runs(project, [(1, "c", None, "U", 6)])
+    assert project.rows("dim") == sort_rows([(1, "a", "y", 1, 5), (1, "b", "y", 5, 6), (1, "c", "y", 6, None)])
+
+
 def test_new_column_is_appended_without_new_versions(project: CdcProject) -> None:
     _dim(project)
     _runs(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])

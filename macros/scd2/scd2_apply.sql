@@ -73,10 +73,14 @@
     {%- do assignments.append(auto_cdc.quote_identifier(column) ~ ' = c.' ~ auto_cdc.quote_identifier(column)) -%}
   {%- endfor -%}
 
-  {#- Events: the touched keys' histories are rewritten. Events that arrived longer than
-      tombstone_retention ago are compacted: only those that still shape a row stay (a run's
-      first and last event, a delete that closes a run), with their values fixed. -#}
+  {#- Events: the batch's events are added (a redelivered one replaces its stored copy).
+      Events that arrived longer than tombstone_retention ago are compacted: only those that
+      still shape a row stay (a run's first and last event, a delete that closes a run), with
+      their values fixed (partial updates). Stored events that stay as they are are not
+      rewritten, so an in-order batch writes only its own events. -#}
   {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention) -%}
+  {%- set kept = '(h.__cdc_arrived_at >= ' ~ horizon ~ ' or h.__head = 1 or h.__tail or h.__closing)' -%}
+  {%- set refixed = '(h.__cdc_arrived_at < ' ~ horizon ~ ')' if cfg.partial else 'false' -%}
   {%- set event_columns = auto_cdc.quoted_list(keys) ~ ', ' ~ (auto_cdc.seq_names('__cdc_seq', n) | join(', ')) ~ ', __cdc_op'
         ~ (', ' ~ auto_cdc.quoted_list(cfg.value_columns) if cfg.value_columns else '') -%}
   {%- set flag_columns = [] -%}
@@ -99,8 +103,10 @@
     'delete from ' ~ target ~ ' as t using ' ~ changes ~ ' as c where ' ~ identity ~ " and c.__cdc_action = 'delete'",
     'update ' ~ target ~ ' as t set ' ~ (assignments | join(', ')) ~ ' from ' ~ changes ~ ' as c where ' ~ identity ~ " and c.__cdc_action = 'update'",
     'insert into ' ~ target ~ ' (' ~ row_columns ~ ') select ' ~ row_columns ~ ' from ' ~ changes ~ " where __cdc_action = 'insert'",
-    'delete from ' ~ arg_dict.events ~ ' as e using (select distinct ' ~ auto_cdc.quoted_list(keys) ~ ' from ' ~ arg_dict.history ~ ') as h where ' ~ auto_cdc.keys_match(keys, 'e', 'h'),
+    'delete from ' ~ arg_dict.events ~ ' as e using ' ~ arg_dict.history ~ ' as h where ' ~ auto_cdc.keys_match(keys, 'e', 'h')
+      ~ ' and ' ~ auto_cdc.seq_row('__cdc_seq', n, 'e') ~ ' = ' ~ auto_cdc.seq_row('__cdc_seq', n, 'h')
+      ~ ' and (h.__cdc_new or not ' ~ kept ~ ' or ' ~ refixed ~ ')',
     'insert into ' ~ arg_dict.events ~ ' (' ~ event_columns ~ flags_sql ~ ', __cdc_arrived_at) select ' ~ event_columns ~ flag_values_sql
-      ~ ', __cdc_arrived_at from ' ~ arg_dict.history ~ ' where __cdc_arrived_at >= ' ~ horizon ~ ' or __head = 1 or __tail or __closing',
+      ~ ', __cdc_arrived_at from ' ~ arg_dict.history ~ ' as h where ' ~ kept ~ ' and (h.__cdc_new or ' ~ refixed ~ ')',
   ]) }}
 {%- endmacro %}

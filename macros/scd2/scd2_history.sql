@@ -42,13 +42,14 @@
   ),
 
   all_events as (
-    {#- A redelivered event (same key and sequence) replaces the stored one. -#}
-    select * from new_events
+    {#- A redelivered event (same key and sequence) replaces the stored one. __cdc_new tells
+        the batch's events from the stored ones, so only what changed is written back. -#}
+    select new_events.*, true as __cdc_new from new_events
     union all
     select {{ auto_cdc.quoted_list(cfg.key_columns, 'e.') }}, {{ auto_cdc.seq_names('e.__cdc_seq', n) | join(', ') }}, e.__cdc_op
       {%- if cfg.system_expr %}, e.__cdc_sys{% endif %}
       {%- for column in columns %}, e.{{ auto_cdc.quote_identifier(column) }}{% endfor %}
-      {%- for flag in flags %}, e.{{ flag }}{% endfor %}, e.__cdc_arrived_at
+      {%- for flag in flags %}, e.{{ flag }}{% endfor %}, e.__cdc_arrived_at, false as __cdc_new
     from {{ arg_dict.events }} as e
     where exists (select 1 from touched as t where {{ auto_cdc.keys_match(cfg.key_columns, 't', 'e') }})
       and not exists (
@@ -69,7 +70,7 @@
         one business sequence seen at several system times, the latest counts (a correction). #}
     select {{ keys }}, __cdc_asof, {{ seq_list }}, __cdc_op
       {%- for column in columns %}, {{ auto_cdc.quote_identifier(column) }}{% endfor %}
-      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at
+      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new
     from (
       select t.__cdc_asof, e.*,
         row_number() over (partition by {{ auto_cdc.quoted_list(cfg.key_columns, 'e.') }}, t.__cdc_asof, {{ auto_cdc.seq_names('e.__cdc_seq', n) | join(', ') }}
@@ -110,7 +111,8 @@
   {#- The CTEs (after a WITH that defines `source`) and the final select that place each event of
       `source` in its run. `partition`: the quoted columns one history belongs to (the keys; for
       bitemporal also the system time it is seen at). `source` has those columns, the sequence
-      parts, __cdc_op, the written columns, the partial-update flags and __cdc_arrived_at. -#}
+      parts, __cdc_op, the written columns, the partial-update flags, __cdc_arrived_at and
+      __cdc_new. -#}
   {%- set n = cfg.seq_parts -%}
   {%- set seqs = auto_cdc.seq_names('__cdc_seq', n) -%}
   {%- set seq_list = seqs | join(', ') -%}
@@ -138,7 +140,7 @@
       case when __cdc_op = 'upsert' then first_value(case when {{ flags[loop.index0] }} then {{ auto_cdc.quote_identifier(column) }} end)
         over (partition by {{ partition }}, __g_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
       {%- endfor %}
-      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at
+      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new
     from grouped
   ),
   {%- else %}
