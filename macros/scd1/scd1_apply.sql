@@ -39,24 +39,14 @@
     'insert into ' ~ target ~ ' (' ~ auto_cdc.quoted_list(written) ~ ') select ' ~ auto_cdc.quoted_list(written)
     ~ ' from ' ~ changes ~ " where __cdc_action = 'insert'") -%}
 
-  {#- State: a touched key keeps a row while it has a row in the target or a live tombstone.
-      Stored rows are updated in place, not deleted and re-inserted: on DuckDB that halves
-      what the commit's checkpoint rewrites. -#}
-  {%- set kept = '(c.' ~ auto_cdc.seq_first('__cdc_upsert_seq', n) ~ ' is not null or c.' ~ auto_cdc.seq_first('__cdc_delete_seq', n) ~ ' is not null)' -%}
-  {%- set state_assignments = [] -%}
-  {%- for column in state_columns -%}
-    {%- do state_assignments.append(column ~ ' = c.' ~ column) -%}
-  {%- endfor -%}
+  {#- State: every touched key's row is replaced; keys with neither a row nor a live tombstone
+      drop out. -#}
   {%- do statements.append(
-    'delete from ' ~ state ~ ' as s using ' ~ changes ~ ' as c where ' ~ auto_cdc.keys_match(keys, 's', 'c')
-    ~ ' and c.__had_state and not ' ~ kept) -%}
-  {%- do statements.append(
-    'update ' ~ state ~ ' as s set ' ~ (state_assignments | join(', ')) ~ ' from ' ~ changes ~ ' as c where '
-    ~ auto_cdc.keys_match(keys, 's', 'c') ~ ' and c.__had_state and ' ~ kept) -%}
+    'delete from ' ~ state ~ ' as s using ' ~ changes ~ ' as c where ' ~ auto_cdc.keys_match(keys, 's', 'c')) -%}
   {%- do statements.append(
     'insert into ' ~ state ~ ' (' ~ auto_cdc.quoted_list(keys) ~ ', ' ~ (state_columns | join(', ')) ~ ') select '
-    ~ auto_cdc.quoted_list(keys, 'c.') ~ ', c.' ~ (state_columns | join(', c.')) ~ ' from ' ~ changes
-    ~ ' as c where not c.__had_state and ' ~ kept) -%}
+    ~ auto_cdc.quoted_list(keys) ~ ', ' ~ (state_columns | join(', ')) ~ ' from ' ~ changes
+    ~ ' where ' ~ auto_cdc.seq_first('__cdc_upsert_seq', n) ~ ' is not null or ' ~ auto_cdc.seq_first('__cdc_delete_seq', n) ~ ' is not null') -%}
 
   {#- Forget tombstones past their retention. -#}
   {%- do statements.append(

@@ -95,8 +95,7 @@
       {{ auto_cdc.seq_select('__cdc_delete_seq', '__sd', n, 'not (' ~ expired ~ ')', alias='s') }},
       s.__cdc_deleted_at as __sdat,
       {{ auto_cdc.seq_select('__t', '__t', n, alias='w') }},
-      t.{{ auto_cdc.quote_identifier(keys[0]) }} is not null as __was_present,
-      s.{{ auto_cdc.quote_identifier(keys[0]) }} is not null as __had_state
+      t.{{ auto_cdc.quote_identifier(keys[0]) }} is not null as __was_present
       {%- for column in columns %},
       b.__bv_{{ loop.index }},
       t.{{ auto_cdc.quote_identifier(column) }} as __tv_{{ loop.index }}
@@ -142,7 +141,7 @@
 
   final as (
     select {{ auto_cdc.quoted_list(keys) }},
-      __present, __was_present, __had_state
+      __present, __was_present
       {%- for column in columns %}
       {%- set i = loop.index %},
       {%- if cfg.partial %}
