@@ -9,13 +9,13 @@
     {%- call statement('auto_cdc_history') -%}
       {{ auto_cdc.create_temp_table(arg_dict.history, auto_cdc.scd2_history_sql(arg_dict)) }}
     {%- endcall -%}
-    {%- do auto_cdc.analyze(arg_dict.history) -%}
+    {%- do auto_cdc.analyze(arg_dict.history, cfg.key_columns + ['__tail']) -%}
     {%- set changes_sql = auto_cdc.scd2_changes_sql(arg_dict) if cfg.scd_type == '2' else auto_cdc.bitemporal_changes_sql(arg_dict) -%}
   {%- endif -%}
   {%- call statement('auto_cdc_changes') -%}
     {{ auto_cdc.create_temp_table(arg_dict.changes, changes_sql) }}
   {%- endcall -%}
-  {%- do auto_cdc.analyze(arg_dict.changes) -%}
+  {%- do auto_cdc.analyze(arg_dict.changes, cfg.key_columns + ['__cdc_action']) -%}
 
   {%- set metrics = auto_cdc.change_metrics(arg_dict.changes, arg_dict.shape) -%}
   {%- do arg_dict.update({'metrics': metrics}) -%}

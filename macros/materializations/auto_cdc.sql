@@ -32,7 +32,7 @@
   {%- call statement('auto_cdc_batch') -%}
     {{ auto_cdc.create_temp_table(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter)) }}
   {%- endcall -%}
-  {%- do auto_cdc.analyze(temps.batch) -%}
+  {%- do auto_cdc.analyze(temps.batch, cfg.key_columns + ['__cdc_op']) -%}
   {%- set shape = auto_cdc.validate_batch(cfg, temps.batch) -%}
   {%- if not rebuild -%}
     {%- set cfg = auto_cdc.reconcile_schema(cfg, target_relation, temps.batch, state.state) -%}

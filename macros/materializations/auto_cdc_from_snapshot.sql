@@ -63,7 +63,7 @@
     {{ auto_cdc.create_temp_table(temps.batch, auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions,
                                                                           none if rebuild else target_relation, n_versions)) }}
   {%- endcall -%}
-  {%- do auto_cdc.analyze(temps.batch) -%}
+  {%- do auto_cdc.analyze(temps.batch, cfg.key_columns + ['__cdc_op']) -%}
   {%- set shape = {'n_events': run_query('select count(*) from ' ~ temps.batch).rows[0][0], 'n_truncates': 0} -%}
 
   {#- 5. Write: fresh tables when rebuilding, then the apply auto_cdc uses, then the versions. -#}
