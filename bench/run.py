@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -403,11 +404,19 @@ def median_of(runs: int, measure: Callable[[], Comparison]) -> Comparison:
 
 
 def run_all(
-    adapters: list[str], sizes: list[int], big: int, batch: int, snapshot_rows: int, repeat: int, report: Report
+    adapters: list[str],
+    sizes: list[int],
+    big: int,
+    batch: int,
+    columns: int,
+    snapshot_rows: int,
+    repeat: int,
+    report: Report,
 ) -> None:
     server = postgres_server.start(SERVER_SETTINGS) if "postgres" in adapters else None
     largest = sizes[-1]
 
+    @contextmanager
     def fresh(adapter: str) -> Iterator[CdcProject]:
         with tempfile.TemporaryDirectory() as tmp:
             project = CdcProject(Path(tmp), adapter, server)
@@ -418,9 +427,8 @@ def run_all(
 
     def against_baseline(adapter: str, scenario: Callable[..., Comparison]) -> Comparison:
         def once() -> Comparison:
-            for project in fresh(adapter):
-                return scenario(project, server, Workload(largest, batch))
-            raise AssertionError("no project")
+            with fresh(adapter) as project:
+                return scenario(project, server, Workload(largest, batch, columns=columns))
 
         return median_of(repeat, once)
 
@@ -464,8 +472,8 @@ def run_all(
                 r.same_result,
                 *_memory(m),
             )
-            for project in fresh(adapter):
-                m = scaling(project, server, Workload(largest, batch, late_share=0.1), 2)
+            with fresh(adapter) as project:
+                m = scaling(project, server, Workload(largest, batch, late_share=0.1, columns=columns), 2)
             report.add(
                 adapter, "10% late", f"{m.sql_s:.3f}", "cannot repair history", "", f"{m.model_s:.2f}", "", *_memory(m)
             )
@@ -483,8 +491,9 @@ def run_all(
         for adapter in adapters:
             for scd in (1, 2):
                 for size in sizes + ([big] if big and adapter == "duckdb" else []):
-                    for project in fresh(adapter):
-                        m = scaling(project, server, Workload(size, batch, update_share=0.6, late_share=0.1), scd)
+                    with fresh(adapter) as project:
+                        w = Workload(size, batch, update_share=0.6, late_share=0.1, columns=columns)
+                        m = scaling(project, server, w, scd)
                     report.add(
                         adapter,
                         scd,
@@ -501,7 +510,7 @@ def run_all(
             *("dbt start-up per run (s)", *memory),
         )
         for adapter in adapters:
-            for project in fresh(adapter):
+            with fresh(adapter) as project:
                 r = snapshots_against_dbt_snapshot(project, server, snapshot_rows, 5)
             for tool, runs in (("auto_cdc_from_snapshot", r["ours"]), ("dbt snapshot", r["theirs"])):
                 assert isinstance(runs, list)
@@ -528,6 +537,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--big", type=int, default=10_000_000, help="an extra DuckDB target size (0: none)")
     parser.add_argument("--batch", type=int, default=10_000)
+    parser.add_argument("--columns", type=int, default=2, help="value columns besides the key (SCD1, SCD2, scaling)")
     parser.add_argument("--snapshot-rows", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3, help="fresh set-ups per comparison with a baseline (median)")
     parser.add_argument("--quick", action="store_true", help="small sizes; print only")
@@ -537,7 +547,7 @@ def main() -> None:
         args.sizes, args.big, args.batch, args.snapshot_rows, args.repeat = [20_000], 0, 2_000, 5_000, 1
     started = time.time()
     report = Report(lambda line: print(line, flush=True))
-    run_all(args.adapters, args.sizes, args.big, args.batch, args.snapshot_rows, args.repeat, report)
+    run_all(args.adapters, args.sizes, args.big, args.batch, args.columns, args.snapshot_rows, args.repeat, report)
     if args.quick:
         return
     head = (REPO / "bench" / "BENCHMARKS.head.md").read_text()
