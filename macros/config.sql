@@ -71,6 +71,130 @@
 {%- endmacro %}
 
 
+{% macro config_names(snapshot) -%}
+  {#- The configs each materialization reads (README, "Configuration reference"). -#}
+  {%- set common = ['keys', 'stored_as_scd_type', 'column_list', 'except_column_list', 'track_history_column_list',
+                    'track_history_except_column_list', 'tombstone_retention', 'on_schema_change'] -%}
+  {%- set change_feed = ['sequence_by', 'apply_as_deletes', 'apply_as_truncates', 'ignore_null_updates', 'ignore_null_updates_column_list',
+                         'ignore_null_updates_except_column_list', 'columns_to_update', 'system_sequence_by', 'checkpoint_column'] -%}
+  {%- set snapshots = ['snapshot_version_column', 'snapshot_version_query', 'snapshot_version_function', 'max_delete_fraction'] -%}
+  {{ return({'own': common + (snapshots if snapshot else change_feed), 'other': change_feed if snapshot else snapshots}) }}
+{%- endmacro %}
+
+
+{% macro _user_config_keys() -%}
+  {#- Every key set on the model (config(), properties YAML, dbt_project.yml) and under its `meta`. -#}
+  {%- set keys = [] -%}
+  {%- for name in (model.config or {}).keys() | list + (config.get('meta') or {}).keys() | list -%}
+    {%- if name not in keys -%}{%- do keys.append(name) -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return(keys) }}
+{%- endmacro %}
+
+
+{% macro _check_config_keys(snapshot, errors) -%}
+  {#- A key close to an auto_cdc config is a typo that would otherwise be ignored silently (and
+      build the wrong table); a config of the other materialization does nothing here. dbt's
+      own configs and other packages' keys are never close to ours, so they pass. -#}
+  {%- set names = auto_cdc.config_names(snapshot) -%}
+  {%- for key in auto_cdc._user_config_keys() if key not in names.own -%}
+    {%- if key in names.other -%}
+      {#- auto_cdc_from_snapshot names the change-feed configs it rejects in read_cdc_config. -#}
+      {%- if not snapshot and auto_cdc._config_value(key) is not none -%}
+        {%- do errors.append("`" ~ key ~ "` only applies to auto_cdc_from_snapshot: remove it, or set materialized='auto_cdc_from_snapshot'.") -%}
+      {%- endif -%}
+    {%- else -%}
+      {%- set meant = auto_cdc._near_miss(key, names.own + names.other) -%}
+      {%- if meant is not none -%}
+        {%- do errors.append("`" ~ key ~ "` is not an auto_cdc config; did you mean `" ~ meant ~ "`?") -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro _near_miss_hint(name) -%}
+  {#- For a missing required config: a key present that was probably meant as `name`, or dbt's
+      own name for the same idea (incremental models' `unique_key`, snapshots' `updated_at`). -#}
+  {%- set dbt_names = {'keys': 'unique_key', 'sequence_by': 'updated_at'} -%}
+  {%- for key in auto_cdc._user_config_keys() if key != name -%}
+    {%- if auto_cdc._near_miss(key, [name]) is not none or (key == dbt_names.get(name) and auto_cdc._config_value(key) is not none) -%}
+      {{ return(" A key `" ~ key ~ "` is set: did you mean `" ~ name ~ "`?") }}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return('') }}
+{%- endmacro %}
+
+
+{% macro _near_miss(key, names) -%}
+  {#- The name in `names` that `key` was probably meant as, or none: equal ignoring case, `_`,
+      `-` and a plural `s`, or one edit away (two for long names; swapping neighbours is one). -#}
+  {%- set a = modules.re.sub('[_\\- ]', '', key | lower) -%}
+  {%- for name in names -%}
+    {%- set b = modules.re.sub('[_\\- ]', '', name | lower) -%}
+    {%- set shortest = [a | length, b | length] | min -%}
+    {%- set limit = 2 if shortest >= 10 else (1 if shortest >= 5 else 0) -%}
+    {%- if a.rstrip('s') == b.rstrip('s')
+          or ((a | length - b | length) | abs <= limit and auto_cdc._edit_distance(a, b) <= limit) -%}
+      {{ return(name) }}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(none) }}
+{%- endmacro %}
+
+
+{% macro _edit_distance(a, b) -%}
+  {#- Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. -#}
+  {%- set rows = [range(b | length + 1) | list] -%}
+  {%- for i in range(1, a | length + 1) -%}
+    {%- set row = [i] -%}
+    {%- for j in range(1, b | length + 1) -%}
+      {%- set above = rows[i - 1] -%}
+      {%- set cost = 0 if a[i - 1] == b[j - 1] else 1 -%}
+      {%- set best = [above[j] + 1, row[j - 1] + 1, above[j - 1] + cost] | min -%}
+      {%- if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1] -%}
+        {%- set best = [best, rows[i - 2][j - 2] + 1] | min -%}
+      {%- endif -%}
+      {%- do row.append(best) -%}
+    {%- endfor -%}
+    {%- do rows.append(row) -%}
+  {%- endfor -%}
+  {{ return(rows[-1][-1]) }}
+{%- endmacro %}
+
+
+{% macro _normalized_sql(expr) -%}
+  {#- An expression as recorded for change detection: whitespace runs are one space. -#}
+  {{ return(none if expr is none else modules.re.sub('\\s+', ' ', expr | string) | trim) }}
+{%- endmacro %}
+
+
+{% macro _config_columns(name, source_columns) -%}
+  {#- A column-list config as recorded for change detection: the columns it names, in lower case, sorted. -#}
+  {%- set value = auto_cdc._config_value(name) -%}
+  {%- if value is none -%}{{ return(none) }}{%- endif -%}
+  {%- set columns = [] -%}
+  {%- for item in auto_cdc._as_list(value) -%}
+    {%- do columns.append((auto_cdc._resolve_column(item | string, source_columns) or item) | lower) -%}
+  {%- endfor -%}
+  {{ return(columns | sort | list) }}
+{%- endmacro %}
+
+
+{% macro check_expressions(cfg, sql) -%}
+  {#- Expression configs are SQL pasted into the batch query. One that does not compile against
+      the model query's columns fails here, naming the config, instead of as a raw error of a
+      generated statement. (The database's own message cannot be kept: dbt's Jinja has no
+      try/except, only try_or_compiler_error.) -#}
+  {%- for name, expr in cfg.expressions -%}
+    {%- set message = "auto_cdc: model '" ~ cfg.model_name ~ "': `" ~ name ~ "` (" ~ expr ~ ") cannot be evaluated on the model query's rows;"
+        ~ " nothing was written. It is SQL over the query's columns (" ~ (cfg.source_columns | join(', '))
+        ~ "): check the column names, their quoting (PostgreSQL folds unquoted names to lower case) and the syntax." -%}
+    {%- do try_or_compiler_error(message, run_query, 'select (' ~ expr ~ ') as probe from (' ~ sql ~ ') as src where false') -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
 {% macro snapshot_version_source() -%}
   {#- auto_cdc_from_snapshot: how versions are named (README, "Version selection"), as
       {'way': 'run' | 'column' | 'query' | 'function', 'value': the config's value}. Read before
@@ -112,13 +236,15 @@
 {% macro duckdb__supports_snapshot_functions() -%}{{ return(true) }}{%- endmacro %}
 
 
-{% macro read_cdc_config(source_columns, versions=none) -%}
+{% macro read_cdc_config(source, versions=none) -%}
   {#- Returns the validated settings of an `auto_cdc` model as a dict (see README, "Configuration").
-      `source_columns`: the column names the model query returns. `versions`: for
+      `source`: the model query's columns, from query_columns(). `versions`: for
       auto_cdc_from_snapshot, its snapshot_version_source(); the snapshot version is then the
       sequence, and the configs that shape events are not allowed. -#}
   {%- set errors = [] -%}
   {%- set snapshot = versions is not none -%}
+  {%- set source_columns = source.names -%}
+  {%- do auto_cdc._check_config_keys(snapshot, errors) -%}
   {%- set _RESERVED_COLUMNS = ['__start_at', '__end_at', '__system_start_at', '__system_end_at'] -%}
   {%- set _INTERNAL_PREFIX = '__cdc_' -%}
 
@@ -150,7 +276,7 @@
   {#- keys -#}
   {%- set key_names = auto_cdc._as_list(auto_cdc._config_value('keys')) -%}
   {%- if key_names | length == 0 -%}
-    {%- do errors.append("`keys` is required: the list of columns that identify a row, e.g. keys=['id'].") -%}
+    {%- do errors.append("`keys` is required: the list of columns that identify a row, e.g. keys=['id']." ~ auto_cdc._near_miss_hint('keys')) -%}
   {%- endif -%}
   {%- set keys = auto_cdc._resolve_columns('keys', key_names, source_columns, errors) -%}
 
@@ -158,10 +284,14 @@
   {%- set sequence_exprs = [] -%}
   {%- set sequence_by = [] if snapshot else auto_cdc._as_list(auto_cdc._config_value('sequence_by')) -%}
   {%- if sequence_by | length == 0 and not snapshot -%}
-    {%- do errors.append("`sequence_by` is required: the column (or expression, or list of them) that orders the events, e.g. sequence_by='updated_at'.") -%}
+    {%- do errors.append("`sequence_by` is required: the column (or expression, or list of them) that orders the events, e.g. sequence_by='updated_at'."
+                         ~ auto_cdc._near_miss_hint('sequence_by')) -%}
   {%- endif -%}
   {%- set sequence_columns = [] -%}
   {%- set sequence_fields = [] -%}
+  {%- set sequence_config = [] -%}
+  {%- set sequence_labels = [] -%}
+  {%- set expressions = [] -%}
   {%- for item in sequence_by -%}
     {%- set column = auto_cdc._resolve_column(item | string, source_columns) -%}
     {%- if column is not none -%}
@@ -175,13 +305,17 @@
     {%- else -%}
       {%- do sequence_exprs.append('(' ~ item ~ ')') -%}
       {%- do sequence_fields.append('part_' ~ loop.index) -%}
+      {%- do expressions.append(('sequence_by', item)) -%}
     {%- endif -%}
+    {%- do sequence_config.append(column | lower if column is not none else auto_cdc._normalized_sql(item)) -%}
+    {%- do sequence_labels.append(column if column is not none else item | string) -%}
   {%- endfor -%}
 
   {%- set version_column = none -%}
   {%- if snapshot -%}
     {#- The snapshot version is the one sequence; its column (if any) is control data. -#}
     {%- do sequence_exprs.append('the snapshot version') -%}
+    {%- do sequence_labels.append('version') -%}
     {%- do sequence_fields.append('version') -%}
     {%- if versions.way == 'column' -%}
       {%- set version_column = (auto_cdc._resolve_columns('snapshot_version_column', [versions.value], source_columns, errors) or [none])[0] -%}
@@ -194,6 +328,9 @@
   {#- Event kinds -#}
   {%- set deletes_expr = none if snapshot else auto_cdc._config_value('apply_as_deletes') -%}
   {%- set truncates_expr = none if snapshot else auto_cdc._config_value('apply_as_truncates') -%}
+  {%- for name, expr in [('apply_as_deletes', deletes_expr), ('apply_as_truncates', truncates_expr)] if expr is not none -%}
+    {%- do expressions.append((name, expr)) -%}
+  {%- endfor -%}
   {%- if truncates_expr is not none and scd_type != '1' -%}
     {%- do errors.append("`apply_as_truncates` is only supported with stored_as_scd_type=1: remove it, or filter truncate events out of the model query.") -%}
   {%- endif -%}
@@ -223,6 +360,7 @@
                            ~ (source_columns | join(', ')) ~ ").") -%}
     {%- else -%}
       {%- set system_expr = '(' ~ system_by ~ ')' -%}
+      {%- do expressions.append(('system_sequence_by', system_by)) -%}
     {%- endif -%}
   {%- endif -%}
 
@@ -302,6 +440,11 @@
   {%- if retention is not number or retention is sameas true or retention is sameas false or retention < 0 -%}
     {%- do errors.append("`tombstone_retention` must be a whole number of seconds >= 0, not '" ~ retention ~ "'.") -%}
   {%- endif -%}
+  {%- set max_delete_fraction = auto_cdc._config_value('max_delete_fraction', 0.5) -%}
+  {%- if max_delete_fraction is not number or max_delete_fraction is sameas true or max_delete_fraction is sameas false
+        or max_delete_fraction < 0 or max_delete_fraction > 1 -%}
+    {%- do errors.append("`max_delete_fraction` must be a number from 0 to 1 (1 turns the guard off), not '" ~ max_delete_fraction ~ "'.") -%}
+  {%- endif -%}
   {#- dbt gives every model on_schema_change='ignore' by default; auto_cdc's default is
       'append_new_columns', so only a value the user actually set counts. -#}
   {%- set on_schema_change = 'append_new_columns' -%}
@@ -318,6 +461,29 @@
           ~ (errors | join('\n  - '))) -%}
   {%- endif -%}
 
+  {#- What the stored state depends on, recorded with every run to catch changes between runs. -#}
+  {%- set state_config = {
+      'materialized': model.config.materialized,
+      'keys': keys | map('lower') | sort | list,
+      'stored_as_scd_type': scd_type,
+      'sequence_by': none if snapshot else sequence_config,
+      'system_sequence_by': system_column | lower if system_column else (auto_cdc._normalized_sql(system_by) if system_expr else none),
+      'snapshot_versions': versions.way if snapshot else none,
+      'snapshot_version_column': (version_column | lower) if version_column else none,
+      'snapshot_version_query': auto_cdc._normalized_sql(versions.value) if snapshot and versions.way == 'query' else none,
+      'snapshot_version_function': versions.value if snapshot and versions.way == 'function' else none,
+      'apply_as_deletes': auto_cdc._normalized_sql(deletes_expr),
+      'apply_as_truncates': auto_cdc._normalized_sql(truncates_expr),
+      'ignore_null_updates': ignore_all is sameas true,
+      'ignore_null_updates_column_list': auto_cdc._config_columns('ignore_null_updates_column_list', source_columns),
+      'ignore_null_updates_except_column_list': auto_cdc._config_columns('ignore_null_updates_except_column_list', source_columns),
+      'columns_to_update': ctu_column | lower if ctu_column else none,
+      'track_history_column_list': auto_cdc._config_columns('track_history_column_list', source_columns),
+      'track_history_except_column_list': auto_cdc._config_columns('track_history_except_column_list', source_columns),
+      'checkpoint_column': checkpoint_column | lower if checkpoint_column else none,
+      'tombstone_retention': retention,
+  } -%}
+
   {{ return({
       'model_name': model.name,
       'scd_type': scd_type,
@@ -325,6 +491,7 @@
       'sequence_exprs': sequence_exprs,
       'sequence_columns': sequence_columns,
       'sequence_fields': sequence_fields,
+      'sequence_labels': sequence_labels,
       'seq_parts': sequence_exprs | length,
       'deletes_expr': deletes_expr,
       'truncates_expr': truncates_expr,
@@ -341,5 +508,10 @@
       'version_column': version_column,
       'system_expr': system_expr,
       'system_column': system_column,
+      'expressions': expressions,
+      'max_delete_fraction': max_delete_fraction,
+      'compared_as_text': source.compared_as_text,
+      'source_columns': source_columns,
+      'state_config': state_config,
   }) }}
 {%- endmacro %}

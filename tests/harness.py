@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ class RunOutcome:
 
     def metrics(self, node_name: str) -> tuple[int, int]:
         """(num_upserted_rows, num_deleted_rows) as reported in the node's message."""
-        fields = dict(part.split("=") for part in self.message(node_name).split())
+        fields = dict(re.findall(r"(num_upserted_rows|num_deleted_rows)=(\d+)", self.message(node_name)))
         return int(fields["num_upserted_rows"]), int(fields["num_deleted_rows"])
 
 

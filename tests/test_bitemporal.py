@@ -193,7 +193,7 @@ def test_switching_to_bitemporal_asks_for_a_full_refresh(project: CdcProject) ->
     project.model("companies", FEED, **{**scd2, "stored_as_scd_type": 2})
     _apply(project, [COMPANY_EVENTS[:1]])
     project.model("companies", FEED, **COMPANY_CONFIG)
-    _fails(project, "`stored_as_scd_type` changed to bitemporal", "--full-refresh")
+    _fails(project, "`stored_as_scd_type` changed from '2' to 'bitemporal'", "--full-refresh")
     project.run("companies", full_refresh=True)
     assert project.rows("companies") == [("A", "XFv1", _t("10:01:00"), None, _t("10:05:00"), None)]
 

@@ -1,6 +1,8 @@
 """The example project (integration_tests/) builds with `dbt build` on both adapters: seeds,
 the SPEC 7.1-7.6 models, and the dbt tests that compare them with the SPEC tables (the dated
-files and the Python snapshot function on DuckDB). A second run applies no change."""
+files and the Python snapshot function on DuckDB). A second run applies no change. A
+`dbt build --empty` before and after (the schema-only dry run of CI jobs) passes and changes
+nothing."""
 
 from __future__ import annotations
 
@@ -56,6 +58,7 @@ def _dbt(adapter: str, tmp: Path, *args: str) -> list:
 @pytest.mark.xdist_group("example_project")  # both adapters write integration_tests/dbt_packages
 def test_example_project_builds_and_passes_its_tests(example_env: str, tmp_path: Path) -> None:
     _dbt(example_env, tmp_path, "deps")
+    _dbt(example_env, tmp_path, "build", "--empty")  # a fresh schema: every model's tables are created empty
     results = _dbt(example_env, tmp_path, "build")
     statuses = {r.node.name: str(r.status) for r in results}
     assert statuses["users_matches_spec"] == "pass"
@@ -73,3 +76,12 @@ def test_example_project_builds_and_passes_its_tests(example_env: str, tmp_path:
     again = _dbt(example_env, tmp_path, "run", "--select", "users", "path:models/snapshots")
     assert len(again) == (6 if example_env == "duckdb" else 4)
     assert {str(r.message) for r in again} == {"num_upserted_rows=0 num_deleted_rows=0"}
+
+    empty = _dbt(example_env, tmp_path, "build", "--empty")
+    assert {str(r.status) for r in empty} <= {"success", "pass"}
+    assert {str(r.message) for r in empty if r.node.name == "users"} == {
+        "num_upserted_rows=0 num_deleted_rows=0 (--empty: nothing applied)"
+    }
+    assert {str(r.message) for r in _dbt(example_env, tmp_path, "run", "--select", "users")} == {
+        "num_upserted_rows=0 num_deleted_rows=0"
+    }

@@ -26,7 +26,8 @@
 
   rows_seen as (
     {#- The rows of H(t) at each system time t. #}
-    select {{ auto_cdc.quoted_list(keys + cfg.value_columns, 'h.') }},
+    select {{ auto_cdc.quoted_list(keys, 'h.') }}
+      {%- for column in cfg.value_columns %}, {{ auto_cdc.comparable(cfg, column, 'h.') }} as {{ auto_cdc.quote_identifier(column) }}{% endfor %},
       {{ auto_cdc.seq_value('h.__start', cfg) }} as __cdc_start,
       {{ auto_cdc.seq_value('h.__next', cfg) }} as __cdc_end,
       t.__cdc_i
@@ -46,7 +47,11 @@
   ),
 
   desired as (
-    select {{ auto_cdc.quoted_list(keys + cfg.value_columns, 's.') }},
+    {#- Values grouped through their text form (comparable) get their type back. #}
+    select {{ auto_cdc.quoted_list(keys, 's.') }}
+      {%- for column in cfg.value_columns %},
+      {% if column in cfg.compared_as_text %}cast(s.{{ auto_cdc.quote_identifier(column) }} as {{ cfg.compared_as_text[column] }}){% else %}s.{{ auto_cdc.quote_identifier(column) }}{% endif %} as {{ auto_cdc.quote_identifier(column) }}
+      {%- endfor %},
       s.__cdc_start as {{ start }}, s.__cdc_end as {{ end }},
       f.__cdc_asof as {{ system_start }}, l.__cdc_asof as {{ system_end }}
     from stretches as s
@@ -72,7 +77,8 @@
       when c.{{ auto_cdc.quote_identifier(keys[0]) }} is null then 'insert'
       when false
         {%- for column in cfg.value_columns + ['__END_AT', '__SYSTEM_END_AT'] %}
-        or d.{{ auto_cdc.quote_identifier(column) }} is distinct from c.{{ auto_cdc.quote_identifier(column) }}
+        or {{ auto_cdc.comparable(cfg, column, 'd.') if column in cfg.value_columns else 'd.' ~ auto_cdc.quote_identifier(column) }}
+          is distinct from {{ auto_cdc.comparable(cfg, column, 'c.') if column in cfg.value_columns else 'c.' ~ auto_cdc.quote_identifier(column) }}
         {%- endfor %} then 'update'
       else 'none'
     end as __cdc_action

@@ -78,6 +78,9 @@
       {%- if cfg.system_expr %},
       coalesce(sum(case when __cdc_sys is null then 1 else 0 end), 0) as null_sys
       {%- endif %}
+      {%- if cfg.checkpoint_column %},
+      coalesce(sum(case when {{ auto_cdc.quote_identifier(cfg.checkpoint_column) }} is null then 1 else 0 end), 0) as null_checkpoint
+      {%- endif %}
     from {{ batch_relation }}
   {%- endset -%}
   {%- set row = run_query(checks).rows[0] -%}
@@ -87,51 +90,91 @@
       {%- do errors.append(row['null_key_' ~ loop.index] ~ " event(s) have a NULL in key column '" ~ key ~ "' (upserts and deletes need a key): filter them out or fix them in the model query.") -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- for expr in cfg.sequence_exprs -%}
+  {%- for label in cfg.sequence_labels -%}
     {%- if row['null_seq_' ~ loop.index] > 0 -%}
-      {%- do errors.append(row['null_seq_' ~ loop.index] ~ " event(s) have a NULL sequence: `sequence_by` " ~ expr ~ " is NULL; every event needs a sequence.") -%}
+      {%- do errors.append(row['null_seq_' ~ loop.index] ~ " event(s) have a NULL sequence: `sequence_by` " ~ label ~ " is NULL; every event needs a sequence.") -%}
     {%- endif -%}
   {%- endfor -%}
-
   {%- if cfg.system_expr and row['null_sys'] > 0 -%}
     {%- do errors.append(row['null_sys'] ~ " event(s) have a NULL system sequence: `system_sequence_by` " ~ cfg.system_expr ~ " is NULL; every event needs one.") -%}
   {%- endif -%}
-
+  {%- if cfg.checkpoint_column and row['null_checkpoint'] > 0 -%}
+    {%- do errors.append(row['null_checkpoint'] ~ " event(s) have a NULL `checkpoint_column` '" ~ cfg.checkpoint_column
+        ~ "': each run reads only rows above the last checkpoint, so such rows would never be read again. Give every row a value in the model query, or filter these out.") -%}
+  {%- endif -%}
   {%- if not errors -%}
-    {#- Two events for one key and sequence (bitemporal: and system sequence) must be identical;
-        identical ones collapse. -#}
-    {%- if cfg.system_expr -%}{%- set seq_names = seq_names + ['__cdc_sys'] -%}{%- endif -%}
-    {%- set conflicts -%}
-      select {{ auto_cdc.quoted_list(keys) }}, {{ seq_names | join(', ') }}
-      from (
-        select distinct {{ auto_cdc.quoted_list(keys) }}, {{ seq_names | join(', ') }}, __cdc_op
-          {%- for column in cfg.value_columns %},
-          case when __cdc_op = 'upsert' then {{ auto_cdc.quote_identifier(column) }} end as __cdc_v{{ loop.index }}
-          {%- endfor %}
-          {%- if cfg.columns_to_update %}, case when __cdc_op = 'upsert' then __cdc_ctu end as __cdc_ctu{% endif %}
-        from {{ batch_relation }}
-        where __cdc_op <> 'truncate'
-      ) as distinct_events
-      group by {{ auto_cdc.quoted_list(keys) }}, {{ seq_names | join(', ') }}
-      having count(*) > 1
-      limit 1
-    {%- endset -%}
-    {%- set conflict_rows = run_query(conflicts).rows -%}
-    {%- if conflict_rows | length > 0 -%}
-      {%- set example = [] -%}
-      {%- for value in conflict_rows[0] -%}
-        {%- set label = (keys + cfg.sequence_exprs + [cfg.system_expr])[loop.index0] -%}
-        {%- do example.append(label ~ '=' ~ value) -%}
-      {%- endfor -%}
-      {%- do errors.append("two or more different events have the same key and sequence (for example " ~ (example | join(', '))
-          ~ "), so their order is undefined. Add a tie-breaking column to `sequence_by`, e.g. sequence_by=['"
-          ~ ((cfg.sequence_columns or ['<sequence>'])[0]) ~ "', '<tie breaker>'], or remove the duplicates in the model query.") -%}
-    {%- endif -%}
+    {%- do errors.extend(auto_cdc.conflicting_events(cfg, batch_relation)) -%}
   {%- endif -%}
-
-  {%- if errors -%}
-    {%- do exceptions.raise_compiler_error(
-          "auto_cdc: model '" ~ cfg.model_name ~ "' received bad data; nothing was written.\n  - " ~ (errors | join('\n  - '))) -%}
-  {%- endif -%}
+  {%- do auto_cdc.raise_bad_data(cfg.model_name, errors) -%}
   {{ return({'n_events': row['n_events'], 'n_truncates': row['n_truncates']}) }}
+{%- endmacro %}
+
+
+{% macro raise_bad_data(model_name, errors, what='bad data') -%}
+  {#- Bad data is the database's content, not the project's code: a Database Error, not a
+      Compilation Error. -#}
+  {%- if errors -%}
+    {%- do exceptions.raise_database_error(
+          "auto_cdc: model '" ~ model_name ~ "' received " ~ what ~ "; nothing was written.\n  - " ~ (errors | join('\n  - '))) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro conflicting_events(cfg, batch_relation) -%}
+  {#- Two events for one key and sequence (bitemporal: and system sequence) are one event when
+      they agree on what the target and the state keep of them: their kind and, per written
+      column, whether they write it and the value they write. Anything else (an ingestion
+      time, a column left out of the target) may differ. A real conflict is named with an
+      example key and the columns that differ. -#}
+  {%- set identity = cfg.key_columns | map('string') | list -%}
+  {%- set identity_sql = [auto_cdc.quoted_list(cfg.key_columns)] + auto_cdc.seq_names('__cdc_seq', cfg.seq_parts)
+                         + (['__cdc_sys'] if cfg.system_expr else []) -%}
+  {%- set kept = [] -%}
+  {%- for column in cfg.value_columns -%}
+    {%- set writes = auto_cdc.writes_column(cfg, column) -%}
+    {%- do kept.append({'value': 'case when ' ~ writes ~ ' then ' ~ auto_cdc.comparable(cfg, column) ~ ' end',
+                        'written': ('case when ' ~ writes ~ ' then 1 else 0 end') if cfg.columns_to_update else none}) -%}
+  {%- endfor -%}
+  {%- set query -%}
+    with events as (
+      select distinct {{ identity_sql | join(', ') }}, __cdc_op
+        {%- for k in kept %}, {{ k.value }} as __cdc_v{{ loop.index }}{% if k.written %}, {{ k.written }} as __cdc_w{{ loop.index }}{% endif %}{% endfor %}
+      from {{ batch_relation }}
+      where __cdc_op <> 'truncate'
+    ),
+    conflict as (
+      select {{ identity_sql | join(', ') }} from events
+      group by {{ identity_sql | join(', ') }}
+      having count(*) > 1
+      order by {{ identity_sql | join(', ') }}
+      limit 1
+    )
+    select {{ auto_cdc.quoted_list(cfg.key_columns, 'c.') }}, {{ auto_cdc.seq_names('c.__cdc_seq', cfg.seq_parts) | join(', ') }}
+      {%- if cfg.system_expr %}, c.__cdc_sys{% endif %},
+      count(distinct e.__cdc_op) > 1 as __cdc_op_differs
+      {%- for k in kept %},
+      count(distinct e.__cdc_v{{ loop.index }}) + max(case when e.__cdc_v{{ loop.index }} is null then 1 else 0 end) > 1
+        {%- if k.written %} or count(distinct e.__cdc_w{{ loop.index }}) > 1{% endif %} as __cdc_differs_{{ loop.index }}
+      {%- endfor %}
+    from conflict as c
+    join events as e on {{ auto_cdc.keys_match(cfg.key_columns, 'c', 'e') }}
+      and {{ auto_cdc.seq_row('__cdc_seq', cfg.seq_parts, 'c') }} = {{ auto_cdc.seq_row('__cdc_seq', cfg.seq_parts, 'e') }}
+      {%- if cfg.system_expr %} and c.__cdc_sys = e.__cdc_sys{% endif %}
+    group by {{ auto_cdc.quoted_list(cfg.key_columns, 'c.') }}, {{ auto_cdc.seq_names('c.__cdc_seq', cfg.seq_parts) | join(', ') }}
+      {%- if cfg.system_expr %}, c.__cdc_sys{% endif %}
+  {%- endset -%}
+  {%- set rows = run_query(query).rows -%}
+  {%- if rows | length == 0 -%}{{ return([]) }}{%- endif -%}
+  {%- set row = rows[0] -%}
+  {%- set labels = cfg.key_columns + cfg.sequence_labels + (['system_sequence_by'] if cfg.system_expr else []) -%}
+  {%- set example = [] -%}
+  {%- for label in labels -%}{%- do example.append(label ~ '=' ~ row[loop.index0]) -%}{%- endfor -%}
+  {%- set differing = ['the kind of event (upsert or delete)'] if row['__cdc_op_differs'] else [] -%}
+  {%- for column in cfg.value_columns -%}
+    {%- if row['__cdc_differs_' ~ loop.index] -%}{%- do differing.append(column) -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return(["two or more different events have the same key and sequence (for example " ~ (example | join(', '))
+      ~ "; they differ in: " ~ (differing | join(', ')) ~ "), so their order is undefined. Add a tie-breaking column to `sequence_by`, e.g. sequence_by=['"
+      ~ ((cfg.sequence_columns or ['<sequence>'])[0]) ~ "', '<tie breaker>'], or remove the duplicates in the model query."
+      ~ " (Events that agree on everything the target keeps are one event, whatever else differs.)"]) }}
 {%- endmacro %}

@@ -40,7 +40,7 @@
 
 
 {% macro create_state_tables(cfg, batch, target, state) -%}
-  {#- Empty target, state and run history, typed after the batch. -#}
+  {#- Empty target (see create_target_sql), state and run history, typed after the batch. -#}
   {%- set n = cfg.seq_parts -%}
   {%- set runs_columns -%}
       cast(0 as {{ dbt.type_bigint() }}) as run_id,
@@ -52,11 +52,12 @@
       cast(0 as {{ dbt.type_bigint() }}) as num_deleted_rows,
       cast(null as {{ dbt.type_string() }}) as checkpoint_column,
       cast(null as {{ dbt.type_string() }}) as checkpoint_value,
-      {{ auto_cdc.seq_select('__cdc_seq', 'truncate_seq', n) }}
+      {{ auto_cdc.seq_select('__cdc_seq', 'truncate_seq', n) }},
+      cast(null as {{ dbt.type_string() }}) as config
   {%- endset -%}
   {%- if cfg.scd_type == '1' -%}
     {%- do auto_cdc.run_statements([
-        'create table ' ~ target ~ ' as select ' ~ auto_cdc.quoted_list(cfg.written_columns) ~ ' from ' ~ batch ~ ' where 1 = 0',
+        auto_cdc.create_target_sql(cfg, batch, target),
         'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.state_columns_sql(cfg, 'b') ~ ' from ' ~ batch ~ ' as b where 1 = 0',
         auto_cdc.create_key_index(target, cfg.key_columns),
         auto_cdc.create_key_index(state.state, cfg.key_columns),
@@ -65,19 +66,15 @@
   {%- else -%}
     {#- SCD2: the target gains __START_AT/__END_AT typed like the sequence (bitemporal also
         __SYSTEM_START_AT/__SYSTEM_END_AT typed like the system sequence); the state keeps events. -#}
-    {%- set period = auto_cdc.seq_value('__cdc_seq', cfg) -%}
-    {%- set system_period = '' -%}
     {%- set identity = cfg.key_columns + ['__START_AT'] -%}
     {%- set event_identity = cfg.key_columns + auto_cdc.seq_names('__cdc_seq', n) -%}
     {%- if cfg.system_expr -%}
-      {%- set system_period = ', __cdc_sys as ' ~ auto_cdc.quote_identifier('__SYSTEM_START_AT') ~ ', __cdc_sys as ' ~ auto_cdc.quote_identifier('__SYSTEM_END_AT') -%}
       {%- set identity = identity + ['__SYSTEM_START_AT'] -%}
       {%- set event_identity = event_identity + ['__cdc_sys'] -%}
     {%- endif -%}
+    {%- do auto_cdc.run_statements([auto_cdc.create_sequence_type(cfg, batch)]) -%}
     {%- do auto_cdc.run_statements([
-        auto_cdc.create_sequence_type(cfg, batch),
-        'create table ' ~ target ~ ' as select ' ~ auto_cdc.quoted_list(cfg.written_columns) ~ ', ' ~ period ~ ' as '
-          ~ auto_cdc.quote_identifier('__START_AT') ~ ', ' ~ period ~ ' as ' ~ auto_cdc.quote_identifier('__END_AT') ~ system_period ~ ' from ' ~ batch ~ ' where 1 = 0',
+        auto_cdc.create_target_sql(cfg, batch, target),
         'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.scd2_event_columns_sql(cfg) ~ ' from ' ~ batch ~ ' where 1 = 0',
         auto_cdc.create_key_index(target, identity),
         auto_cdc.create_key_index(state.state, event_identity),
@@ -101,9 +98,22 @@
 
 
 {% macro last_run(runs_relation) -%}
-  {#- The latest run's row as a dict, or none before the first run. -#}
-  {%- set rows = run_query('select checkpoint_column, checkpoint_value from ' ~ runs_relation ~ ' order by run_id desc limit 1').rows -%}
-  {{ return(none if rows | length == 0 else {'checkpoint_column': rows[0][0], 'checkpoint_value': rows[0][1]}) }}
+  {#- The latest run's row as a dict (its checkpoint and the configuration it ran with), or none
+      before the first run. Run histories from before the `config` column have none. -#}
+  {%- set table = run_query('select * from ' ~ runs_relation ~ ' order by run_id desc limit 1') -%}
+  {%- if table.rows | length == 0 -%}{{ return(none) }}{%- endif -%}
+  {%- set row = table.rows[0] -%}
+  {%- set recorded = 'config' in table.column_names -%}
+  {{ return({'checkpoint_column': row['checkpoint_column'], 'checkpoint_value': row['checkpoint_value'],
+             'has_config_column': recorded, 'config': fromjson(row['config']) if recorded and row['config'] else none}) }}
+{%- endmacro %}
+
+
+{% macro evolve_run_history(runs_relation, previous) -%}
+  {#- A run history written before runs recorded their configuration gains the column. -#}
+  {%- if previous is not none and not previous.has_config_column -%}
+    {%- do auto_cdc.run_statements(['alter table ' ~ runs_relation ~ ' add column config ' ~ dbt.type_string()]) -%}
+  {%- endif -%}
 {%- endmacro %}
 
 
@@ -124,7 +134,6 @@
           ~ cfg.model_name ~ "`.") -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do auto_cdc.check_sequence_types(cfg, state, batch) -%}
   {%- if cfg.scd_type != '1' -%}
     {%- do auto_cdc.run_statements(auto_cdc.evolve_event_flags(cfg, state, existing)) -%}
     {%- set known = [] -%}
@@ -188,21 +197,3 @@
   {{ return(statements) }}
 {%- endmacro %}
 
-
-{% macro check_sequence_types(cfg, state, batch) -%}
-  {#- The stored sequences must have the type the batch's sequences have now: comparing a text
-      sequence with stored integers cannot order events. -#}
-  {%- set stored = {} -%}
-  {%- for column in adapter.get_columns_in_relation(state) -%}{%- do stored.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
-  {%- set stored_prefix = '__cdc_upsert_seq' if cfg.scd_type == '1' else '__cdc_seq' -%}
-  {%- set stored_names = auto_cdc.seq_names(stored_prefix, cfg.seq_parts) -%}
-  {%- set batch_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
-  {%- for column in adapter.get_columns_in_relation(batch) if column.name in batch_names -%}
-    {%- set was = stored.get(stored_names[batch_names.index(column.name)]) -%}
-    {%- if was is not none and (was | lower) != (column.data_type | lower) -%}
-      {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': `sequence_by` " ~ cfg.sequence_exprs[batch_names.index(column.name)]
-          ~ " is now of type " ~ column.data_type ~ ", but the stored state holds " ~ was ~ "; nothing was written. Cast it back to "
-          ~ was ~ " in the model query, or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
-    {%- endif -%}
-  {%- endfor -%}
-{%- endmacro %}

@@ -169,7 +169,7 @@
       when __was_present and not __present then 'delete'
       when __present and not __was_present then 'insert'
       {%- if columns %}
-      when __present and ({% for column in columns %}{{ auto_cdc.quote_identifier(column) }} is distinct from __tv_{{ loop.index }}{{ ' or ' if not loop.last }}{% endfor %}) then 'update'
+      when __present and ({% for column in columns %}{{ auto_cdc.comparable(cfg, column) }} is distinct from {{ auto_cdc.compared(cfg, column, '__tv_' ~ loop.index) }}{{ ' or ' if not loop.last }}{% endfor %}) then 'update'
       {%- endif %}
       else 'none'
     end as __cdc_action

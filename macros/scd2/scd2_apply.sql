@@ -44,7 +44,7 @@
       when c.{{ auto_cdc.quote_identifier(keys[0]) }} is null then 'insert'
       when d.{{ end }} is distinct from c.{{ end }}
         {%- for column in cfg.value_columns %}
-        or d.{{ auto_cdc.quote_identifier(column) }} is distinct from c.{{ auto_cdc.quote_identifier(column) }}
+        or {{ auto_cdc.comparable(cfg, column, 'd.') }} is distinct from {{ auto_cdc.comparable(cfg, column, 'c.') }}
         {%- endfor %} then 'update'
       else 'none'
     end as __cdc_action

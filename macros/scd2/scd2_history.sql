@@ -90,9 +90,11 @@
 
 {% macro scd2_new_events_sql(cfg, batch) -%}
   {#- The batch's events as the SCD2 (and bitemporal) histories store them. Deletes carry no
-      values; identical duplicates collapse. -#}
+      values. Copies of one event (they agree on everything kept: validate_batch) collapse. -#}
   {%- set known = cfg.get('known_columns', []) -%}
-  select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', ') }}, __cdc_op
+  {%- set identity = auto_cdc.quoted_list(cfg.key_columns) ~ ', ' ~ (auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', '))
+                     ~ (', __cdc_sys' if cfg.system_expr else '') -%}
+  select {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', ') }}, __cdc_op
     {%- if cfg.system_expr %}, __cdc_sys{% endif %}
     {%- for column in cfg.value_columns %},
     case when __cdc_op = 'upsert' then {{ auto_cdc.quote_identifier(column) }} end as {{ auto_cdc.quote_identifier(column) }}
@@ -102,8 +104,12 @@
     {%- endfor %}
     {%- for column in known %}, true as {{ auto_cdc.event_known(column) }}{% endfor %},
     {{ dbt.current_timestamp() }} as __cdc_arrived_at
-  from {{ batch }}
-  where __cdc_op <> 'truncate'
+  from (
+    select *, row_number() over (partition by {{ identity }} order by __cdc_op) as __cdc_copy
+    from {{ batch }}
+    where __cdc_op <> 'truncate'
+  ) as events
+  where __cdc_copy = 1
 {%- endmacro %}
 
 
@@ -172,7 +178,7 @@
     select *,
       case when __cdc_op = 'upsert' and (__prev_op is null or __prev_op = 'delete'
         {%- for column in cfg.tracked_columns %}
-        or ({{ auto_cdc.quote_identifier(column) }} is distinct from __prev_t{{ loop.index }}
+        or ({{ auto_cdc.comparable(cfg, column) }} is distinct from {{ auto_cdc.compared(cfg, column, '__prev_t' ~ loop.index) }}
           {%- if column in known %} and coalesce({{ auto_cdc.event_known(column) }}, false) and __prev_k{{ loop.index }}{% endif %})
         {%- endfor %}) then 1 else 0 end as __head
     from marked

@@ -65,7 +65,7 @@
 {% macro check_version_type(model_name, data_type, temps) -%}
   {#- Versions must keep their type: a text version cannot be ordered against stored integers. -#}
   {%- set was = auto_cdc.column_type(temps.last_version, 'version') -%}
-  {%- if run_query('select count(*) from ' ~ temps.last_version).rows[0][0] > 0 and (was | lower) != (data_type | lower) -%}
+  {%- if run_query('select count(*) from ' ~ temps.last_version).rows[0][0] > 0 and auto_cdc.type_change(was, data_type) == 'incompatible' -%}
     {%- do auto_cdc.version_error(model_name, "snapshot versions are now of type " ~ data_type ~ ", but the processed versions are "
         ~ was ~ ". Cast the version back to " ~ was ~ ", or rebuild with `dbt run --full-refresh -s " ~ model_name ~ "`") -%}
   {%- endif -%}
@@ -141,11 +141,11 @@
 {%- endmacro %}
 
 
-{% macro read_snapshots(cfg, versions, temps, sql, processed) -%}
+{% macro read_snapshots(cfg, versions, temps, sql, processed, catch_up=true) -%}
   {#- Reads every snapshot this run applies into `temps.snapshots`, and their versions into
       `temps.read_versions` (a snapshot with no rows still has a version: it deletes every key).
       Version column: one read, skipping versions already processed. Per-run: the one snapshot
-      chosen. Query and function: the chosen one, then the next, until there is none. -#}
+      chosen. Query and function: the chosen one, then (`catch_up`) the next, until there is none. -#}
   {%- if versions.way == 'column' -%}
     {%- set version = 'src.' ~ auto_cdc.quote_identifier(cfg.version_column) -%}
     {%- set filter = none if processed is none else
@@ -161,7 +161,7 @@
     {{ auto_cdc.create_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, current)) }}
   {%- endcall -%}
   {%- do auto_cdc.replace_temp_table(temps.read_versions, 'select version as __cdc_version, true as __cdc_applied from ' ~ temps.current_version) -%}
-  {%- set state = {'more': versions.way != 'run'} -%}
+  {%- set state = {'more': catch_up and versions.way != 'run'} -%}
   {%- for _ in range(10000) if state.more -%}
     {%- do auto_cdc.advance_last_version(temps) -%}
     {%- if auto_cdc.choose_next_version(versions, temps) -%}
@@ -229,8 +229,7 @@
     {%- endif -%}
   {%- endif -%}
   {%- if errors -%}
-    {%- do exceptions.raise_compiler_error(
-          "auto_cdc: model '" ~ cfg.model_name ~ "' received a bad snapshot; nothing was written.\n  - " ~ (errors | join('\n  - '))) -%}
+    {%- do auto_cdc.raise_bad_data(cfg.model_name, errors, 'a bad snapshot') -%}
   {%- endif -%}
 
   {%- if cfg.version_column -%}

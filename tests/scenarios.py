@@ -1,0 +1,93 @@
+"""Shared scenarios of the edge tests (test_lifecycle, test_config_keys, test_contracts,
+test_types, test_bad_data, test_mass_delete): a change feed model `dim` and a snapshot model
+`users`, built over runs, and a check that a failing run wrote nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness import CdcProject, RunOutcome
+
+EVENTS = {"id": "integer", "name": "varchar", "op": "varchar", "seq": "integer"}
+CONFIG: dict[str, Any] = {
+    "keys": ["id"],
+    "sequence_by": "seq",
+    "apply_as_deletes": "op = 'D'",
+    "except_column_list": ["op", "seq"],
+}
+MODEL = "select * from {{ target.schema }}.events"
+HISTORY = [(1, "a", "U", 1), (2, "b", "U", 1), (1, "a2", "U", 2), (3, "c", "U", 1), (3, None, "D", 2)]
+
+
+def built(project: CdcProject, scd_type: int = 1, **extra: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """A model built over two runs; returns every row of its tables."""
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG, stored_as_scd_type=scd_type, **extra)
+    project.replace_rows("events", HISTORY[:3])
+    project.run("dim")
+    project.replace_rows("events", HISTORY[3:])
+    project.run("dim")
+    return project.snapshot(*project.cdc_tables("dim"))
+
+
+def fails(project: CdcProject, *fragments: str, model: str = "dim", args: tuple[str, ...] = ()) -> RunOutcome:
+    """Runs `model`, expects a failure whose message names the model and has every fragment,
+    and nothing written."""
+    before = project.snapshot(*project.cdc_tables(model))
+    outcome = project.dbt("run", "--select", model, *args)
+    assert not outcome.success, "the run succeeded"
+    for fragment in (f"model {model}" if "contract" in fragments else f"'{model}'", *fragments):
+        assert fragment in outcome.error, f"{fragment!r} not in:\n{outcome.error}"
+    assert project.snapshot(*project.cdc_tables(model)) == before
+    return outcome
+
+
+def run_count(project: CdcProject, model: str = "dim") -> int:
+    return project.query(f"select count(*) from {project.relation(model + '__cdc_runs')}")[0][0]
+
+
+SNAPSHOT_A = [(1, "Oaxaca"), (2, "Monterrey"), (3, "Tijuana")]
+SNAPSHOT_B = [(2, "Carmel"), (3, "Los Angeles"), (4, "Death Valley")]
+LAST_VERSION = "{{ auto_cdc.last_snapshot_version() }}"
+VERSION_QUERY = (
+    "select min(version) from {{ target.schema }}.source"
+    f" where not exists (select 1 from {LAST_VERSION}) or version > (select version from {LAST_VERSION})"
+    " having count(*) > 0"
+)
+SNAPSHOT_MODELS = {
+    "per_run": ("select id, city from {{ target.schema }}.source", {}),
+    "column": ("select * from {{ target.schema }}.source", {"snapshot_version_column": "version"}),
+    "query": (
+        "select id, city from {{ target.schema }}.source"
+        " where version = (select version from {{ auto_cdc.current_snapshot_version() }})",
+        {"snapshot_version_query": VERSION_QUERY},
+    ),
+}
+
+
+def snapshot_model(project: CdcProject, way: str, scd_type: int = 2, **extra: Any) -> None:
+    body, config = SNAPSHOT_MODELS[way]
+    project.model(
+        "users",
+        body,
+        materialized="auto_cdc_from_snapshot",
+        keys=["id"],
+        stored_as_scd_type=scd_type,
+        **config,
+        **extra,
+    )
+
+
+def load_snapshot(project: CdcProject, version: int, rows: list[tuple[Any, ...]], replace: bool) -> None:
+    tagged = [(version, *row) for row in rows]
+    (project.replace_rows if replace else project.insert)("source", tagged)
+
+
+def built_snapshots(
+    project: CdcProject, way: str, rows: list[tuple[Any, ...]], scd_type: int = 2, **extra: Any
+) -> None:
+    """The snapshot model `users` (SNAPSHOT_MODELS[way]) with its first snapshot applied."""
+    project.create_table("source", {"version": "bigint", "id": "integer", "city": "varchar"})
+    snapshot_model(project, way, scd_type, **extra)
+    load_snapshot(project, 1, rows, replace=True)
+    project.run("users")

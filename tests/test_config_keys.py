@@ -1,0 +1,95 @@
+"""Configuration keys: a typo close to an auto_cdc config fails with "did you mean", a config of
+the other materialization or an out-of-range value fails, an expression that does not compile
+names its config, and dbt's and other packages' keys keep working."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness import CdcProject
+from scenarios import CONFIG, EVENTS, HISTORY, MODEL, fails, snapshot_model
+
+TYPOS = {
+    "apply_as_delete": ("apply_as_delete", "op = 'D'", "apply_as_deletes"),
+    "stored_as_scd_typ": ("stored_as_scd_typ", 2, "stored_as_scd_type"),
+    "ignore_null_update": ("ignore_null_update", True, "ignore_null_updates"),
+}
+
+
+@pytest.mark.parametrize("typo", TYPOS)
+def test_config_key_typo_fails_with_did_you_mean(project: CdcProject, typo: str) -> None:
+    key, value, meant = TYPOS[typo]
+    project.create_table("events", EVENTS)
+    config = {k: v for k, v in CONFIG.items() if k != meant}
+    project.model("dim", MODEL, **config, **{key: value})
+    project.replace_rows("events", HISTORY)
+    fails(project, f"`{key}`", f"did you mean `{meant}`?")
+
+
+def test_typo_in_meta_and_in_dbt_project_yml_is_caught(project: CdcProject) -> None:
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG, meta={"tombstone_retension": 5})
+    project.replace_rows("events", HISTORY)
+    fails(project, "`tombstone_retension`", "did you mean `tombstone_retention`?")
+    project.model("dim", MODEL, **CONFIG)
+    project.write(
+        "dbt_project.yml",
+        (project.path / "dbt_project.yml").read_text() + "models:\n  cdc_test:\n    +checkpoint_colum: seq\n",
+    )
+    fails(project, "`checkpoint_colum`", "did you mean `checkpoint_column`?")
+
+
+def test_missing_required_config_with_a_near_miss_says_so(project: CdcProject) -> None:
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **{k: v for k, v in CONFIG.items() if k != "keys"}, key=["id"])
+    project.replace_rows("events", HISTORY)
+    fails(project, "`keys` is required", "`key`", "did you mean `keys`?")
+    project.model("dim", MODEL, **{k: v for k, v in CONFIG.items() if k != "keys"}, unique_key="id")
+    fails(project, "`keys` is required", "A key `unique_key` is set: did you mean `keys`?")
+
+
+def test_other_packages_and_dbt_configs_keep_working(project: CdcProject) -> None:
+    project.create_table("events", EVENTS)
+    project.model(
+        "dim",
+        MODEL,
+        **CONFIG,
+        tags=["cdc"],
+        alias="dim",
+        docs={"show": True},
+        meta={"owner": "data-team", "keys_owner": "x"},
+        unique_key="id",
+        event_time="seq",
+        elementary={"timestamp_column": "seq"},
+        sequence_owner="platform",
+    )
+    project.replace_rows("events", HISTORY)
+    assert project.run("dim").metrics("dim") == (2, 0)
+
+
+@pytest.mark.parametrize("config", ["apply_as_deletes", "apply_as_truncates", "sequence_by"])
+def test_expression_that_does_not_compile_names_its_config(project: CdcProject, config: str) -> None:
+    project.create_table("events", EVENTS)
+    broken = {
+        "apply_as_deletes": "operation = 'D'",
+        "apply_as_truncates": "operation = 'T'",
+        "sequence_by": "seq + missing_column",
+    }[config]
+    project.model("dim", MODEL, **{**CONFIG, config: broken})
+    project.replace_rows("events", HISTORY)
+    fails(project, f"`{config}`", broken)
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, "half"])
+def test_invalid_max_delete_fraction_fails(project: CdcProject, value: Any) -> None:
+    project.create_table("source", {"version": "bigint", "id": "integer", "city": "varchar"})
+    snapshot_model(project, "per_run", max_delete_fraction=value)
+    fails(project, "`max_delete_fraction`", model="users")
+
+
+def test_snapshot_configs_on_auto_cdc_fail(project: CdcProject) -> None:
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG, max_delete_fraction=0.2)
+    fails(project, "`max_delete_fraction` only applies to auto_cdc_from_snapshot")

@@ -1,0 +1,232 @@
+"""The model's tables over dbt's commands (SPEC 6.1): `--empty` changes nothing that exists,
+a missing helper table fails instead of a silent rebuild, and a configuration change between
+runs fails when the stored state cannot follow it, or is applied with a warning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness import CdcProject
+from scenarios import (
+    CONFIG,
+    EVENTS,
+    HISTORY,
+    MODEL,
+    SNAPSHOT_A,
+    SNAPSHOT_B,
+    SNAPSHOT_MODELS,
+    built,
+    built_snapshots,
+    fails,
+    load_snapshot,
+    run_count,
+    snapshot_model,
+)
+
+# --- `--empty` changes nothing that exists ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_empty_run_changes_nothing_and_says_so(project: CdcProject, scd_type: int) -> None:
+    before = built(project, scd_type)
+    project.replace_rows("events", [(1, "a3", "U", 3), (2, None, "D", 3)])
+    outcome = project.dbt("run", "--select", "dim", "--empty")
+    assert outcome.success, outcome.error
+    assert "--empty" in outcome.message("dim")
+    assert outcome.metrics("dim") == (0, 0)
+    assert project.snapshot(*project.cdc_tables("dim")) == before
+    assert project.run("dim").metrics("dim") == ((1, 1) if scd_type == 1 else (3, 0))
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_first_empty_run_creates_empty_tables_and_records_no_run(project: CdcProject, scd_type: int) -> None:
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG, stored_as_scd_type=scd_type)
+    project.replace_rows("events", HISTORY[:3])
+    assert project.dbt("build", "--select", "dim", "--empty").success
+    assert project.rows("dim") == [] and project.rows("dim__cdc_state") == [] and run_count(project) == 0
+    assert project.run("dim").metrics("dim") == ((2, 0) if scd_type == 1 else (3, 0))
+    assert run_count(project) == 1
+
+
+@pytest.mark.parametrize("way", list(SNAPSHOT_MODELS))
+def test_empty_run_keeps_snapshot_history(project: CdcProject, way: str) -> None:
+    project.create_table("source", {"version": "bigint", "id": "integer", "city": "varchar"})
+    snapshot_model(project, way)
+    per_run = way == "per_run"
+    load_snapshot(project, 0 if per_run else 1, SNAPSHOT_A, replace=True)
+    project.run("users")
+    load_snapshot(project, 1 if per_run else 2, SNAPSHOT_B, replace=per_run)
+    project.run("users")
+    before = project.snapshot(*project.cdc_tables("users"))
+    load_snapshot(project, 3, [(9, "Nowhere")], replace=per_run)
+    outcome = project.dbt("run", "--select", "users", "--empty")
+    assert outcome.success, outcome.error
+    assert outcome.metrics("users") == (0, 0) and "--empty" in outcome.message("users")
+    assert project.snapshot(*project.cdc_tables("users")) == before
+
+
+@pytest.mark.parametrize("way", list(SNAPSHOT_MODELS))
+def test_first_empty_snapshot_run_records_no_version(project: CdcProject, way: str) -> None:
+    project.create_table("source", {"version": "bigint", "id": "integer", "city": "varchar"})
+    snapshot_model(project, way)
+    load_snapshot(project, 0, SNAPSHOT_A, replace=True)
+    assert project.dbt("run", "--select", "users", "--empty").success
+    assert project.rows("users") == [] and project.rows("users__cdc_versions") == []
+    assert run_count(project, "users") == 0
+    project.run("users")
+    assert project.query(f"select version from {project.relation('users__cdc_versions')}") == [(0,)]
+
+
+@pytest.mark.parametrize("project", ["duckdb"], indirect=True)  # the plugin is DuckDB's
+def test_empty_runs_with_a_snapshot_function(project: CdcProject, tmp_path: Any) -> None:
+    """The first --empty run calls the function once (only it knows the snapshot's columns),
+    creates the tables empty and records no version; later --empty runs do not call it."""
+    module = tmp_path / "functions"
+    module.mkdir()
+    calls = tmp_path / "calls.txt"
+    (module / "counted_snapshots.py").write_text(
+        "def next_snapshot(latest):\n"
+        f"    open({str(calls)!r}, 'a').write(f'{{latest}}\\n')\n"
+        "    return None if latest is not None else ('select 1 as id, 2 as v', 1)\n"
+    )
+    project.enable_snapshot_plugin(paths=[str(module)])
+    project.model(
+        "users",
+        "select * from {{ auto_cdc.current_snapshot() }}",
+        materialized="auto_cdc_from_snapshot",
+        keys=["id"],
+        snapshot_version_function="counted_snapshots:next_snapshot",
+    )
+    assert project.dbt("build", "--select", "users", "--empty").success
+    assert calls.read_text() == "None\n"
+    assert project.rows("users") == [] and project.rows("users__cdc_versions") == []
+    project.run("users")
+    assert project.rows("users") == [(1, 2)]
+    before = project.snapshot(*project.cdc_tables("users"))
+    calls.write_text("")
+    assert project.dbt("run", "--select", "users", "--empty").success
+    assert calls.read_text() == "" and project.snapshot(*project.cdc_tables("users")) == before
+
+
+# --- the state belongs to the model ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("missing", ["dim__cdc_state", "dim__cdc_runs"])
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_missing_helper_table_fails_until_a_full_refresh(project: CdcProject, missing: str, scd_type: int) -> None:
+    built(project, scd_type)
+    project.execute(f"drop table {project.relation(missing)}")
+    fails(project, missing, "is missing", "--full-refresh")
+    project.run("dim", full_refresh=True)
+    assert project.exists(missing)
+
+
+def test_missing_target_with_state_fails(project: CdcProject) -> None:
+    built(project)
+    project.execute(f"drop table {project.relation('dim')}")
+    fails(project, '"dim"', "is missing", "--full-refresh")
+
+
+def test_missing_versions_table_fails_and_says_snapshot_history_cannot_be_rebuilt(project: CdcProject) -> None:
+    built_snapshots(project, "per_run", SNAPSHOT_A)
+    project.execute(f"drop table {project.relation('users__cdc_versions')}")
+    fails(project, "users__cdc_versions", "is missing", "--full-refresh", "cannot be rebuilt", model="users")
+
+
+def test_full_refresh_false_is_honoured(project: CdcProject) -> None:
+    before = built(project, full_refresh=False)
+    project.replace_rows("events", [(5, "e", "U", 9)])
+    outcome = project.dbt("run", "--select", "dim", "--full-refresh")
+    assert outcome.success, outcome.error
+    assert project.rows("dim") == sorted([*before["dim"], (5, "e")])
+    project.execute(f"drop table {project.relation('dim__cdc_state')}")
+    fails(project, "dim__cdc_state", "full_refresh: false", args=("--full-refresh",))
+
+
+def test_a_table_not_built_by_auto_cdc_is_not_replaced(project: CdcProject) -> None:
+    project.create_table("events", EVENTS)
+    project.create_table("dim", {"id": "integer", "name": "varchar"})
+    project.insert("dim", [(7, "kept")])
+    project.model("dim", MODEL, **CONFIG)
+    project.replace_rows("events", HISTORY[:3])
+    fails(project, "dim__cdc_state", "--full-refresh")
+    assert project.rows("dim") == [(7, "kept")]
+
+
+def test_run_history_from_before_recorded_configs_is_upgraded(project: CdcProject) -> None:
+    """A run history written by an earlier version of the package (no `config` column) gains
+    the column on the next run; from then on changes are caught."""
+    built(project)
+    project.execute(f"alter table {project.relation('dim__cdc_runs')} drop column config")
+    project.replace_rows("events", [(4, "d", "U", 3)])
+    assert project.run("dim").metrics("dim") == (1, 0)
+    project.model("dim", MODEL, **{**CONFIG, "keys": ["id", "name"]})
+    fails(project, "`keys` changed")
+
+
+# --- configuration changes between runs ------------------------------------------------------------
+
+DRIFT_FAILS: dict[str, tuple[dict[str, Any], dict[str, Any], list[str]]] = {
+    "fewer_keys": ({"keys": ["id", "seq"]}, {"keys": ["id"]}, ["`keys` changed", "['id', 'seq']", "['id']"]),
+    "more_keys": ({"keys": ["id"]}, {"keys": ["id", "name"]}, ["`keys` changed", "['id']", "['id', 'name']"]),
+    "scd_type": ({}, {"stored_as_scd_type": 2}, ["`stored_as_scd_type` changed", "'1'", "'2'"]),
+    "sequence": ({}, {"sequence_by": ["seq", "id"]}, ["`sequence_by` changed", "['seq']", "['seq', 'id']"]),
+    "sequence_expression": ({}, {"sequence_by": "seq * 10"}, ["`sequence_by` changed", "seq * 10"]),
+}
+
+
+@pytest.mark.parametrize("case", DRIFT_FAILS, ids=list(DRIFT_FAILS))
+def test_config_change_the_state_cannot_survive_fails(project: CdcProject, case: str) -> None:
+    old, new, fragments = DRIFT_FAILS[case]
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **{**CONFIG, **old})
+    project.replace_rows("events", [(1, "a", "U", 1), (1, "b", "U", 2), (2, "c", "U", 1)])
+    project.run("dim")
+    project.model("dim", MODEL, **{**CONFIG, **new})
+    fails(project, *fragments, "--full-refresh")
+    project.run("dim", full_refresh=True)
+
+
+def test_system_sequence_change_fails(project: CdcProject) -> None:
+    columns = {**EVENTS, "sys": "integer", "sys2": "integer"}
+    project.create_table("events", columns)
+    bitemporal = {**CONFIG, "stored_as_scd_type": "bitemporal", "except_column_list": ["op", "seq", "sys", "sys2"]}
+    project.model("dim", MODEL, **bitemporal, system_sequence_by="sys")
+    project.replace_rows("events", [(1, "a", "U", 1, 10, 10)])
+    project.run("dim")
+    project.model("dim", MODEL, **bitemporal, system_sequence_by="sys2")
+    fails(project, "`system_sequence_by` changed", "sys2", "--full-refresh")
+
+
+def test_snapshot_version_mode_change_fails(project: CdcProject) -> None:
+    built_snapshots(project, "column", SNAPSHOT_A)
+    snapshot_model(project, "query")
+    fails(project, "versions are named", "snapshot_version_column", "snapshot_version_query", model="users")
+
+
+DRIFT_WARNS: dict[str, tuple[dict[str, Any], str]] = {
+    "deletes": ({"apply_as_deletes": "op in ('D', 'X')"}, "`apply_as_deletes` changed"),
+    "checkpoint": ({"checkpoint_column": "seq"}, "`checkpoint_column` changed"),
+    "partial_updates": ({"ignore_null_updates": True}, "`ignore_null_updates` changed"),
+    "track_history": ({"track_history_column_list": ["name"]}, "`track_history_column_list` changed"),
+    "retention": ({"tombstone_retention": 60}, "`tombstone_retention` changed"),
+}
+
+
+@pytest.mark.parametrize("case", DRIFT_WARNS, ids=list(DRIFT_WARNS))
+def test_config_change_for_future_events_is_applied_with_a_warning(project: CdcProject, case: str) -> None:
+    change, warning = DRIFT_WARNS[case]
+    project.create_table("events", EVENTS)
+    scd2 = {"stored_as_scd_type": 2} if case == "track_history" else {}
+    project.model("dim", MODEL, **CONFIG, **scd2)
+    project.replace_rows("events", [(1, "a", "U", 1), (2, "b", "U", 1)])
+    project.run("dim")
+    project.model("dim", MODEL, **{**CONFIG, **scd2, **change})
+    project.replace_rows("events", [(1, "a2", "U", 2), (2, None, "X", 2)])
+    outcome = project.run("dim")
+    assert any(warning in w for w in outcome.warnings), outcome.warnings
+    again = project.run("dim")
+    assert not any("changed" in w for w in again.warnings), again.warnings

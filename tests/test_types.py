@@ -1,0 +1,114 @@
+"""Column types: types without an equality operator work (compared through their text form),
+a widened source column widens the stored tables exactly, and any other change fails."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from harness import CdcProject
+from scenarios import MODEL, fails, snapshot_model
+
+# --- types without an equality operator ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("project", ["postgres"], indirect=True)  # DuckDB's JSON compares as text already
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_json_xml_and_point_columns_on_postgres(project: CdcProject, scd_type: int) -> None:
+    project.create_table("events", {"id": "integer", "doc": "json", "x": "xml", "p": "point", "seq": "integer"})
+    project.model("dim", MODEL, keys=["id"], sequence_by="seq", except_column_list=["seq"], stored_as_scd_type=scd_type)
+    project.replace_rows("events", [(1, '{"a": 1}', "<a/>", "(1,2)", 1), (1, '{"a": 1}', "<a/>", "(1,2)", 1)])
+    assert project.run("dim").metrics("dim") == (1, 0)
+    project.replace_rows("events", [(1, '{"a": 2}', "<a/>", "(1,2)", 2), (1, '{"a": 1}', "<a/>", "(1,2)", 1)])
+    assert project.run("dim").metrics("dim") == ((1, 0) if scd_type == 1 else (2, 0))
+    assert project.run("dim").metrics("dim") == (0, 0)
+    docs = project.query(f"select doc::text from {project.relation('dim')} order by 1")
+    assert docs == ([('{"a": 2}',)] if scd_type == 1 else [('{"a": 1}',), ('{"a": 2}',)])
+
+
+@pytest.mark.parametrize("project", ["postgres"], indirect=True)
+def test_json_in_snapshots_on_postgres(project: CdcProject) -> None:
+    project.create_table("source", {"id": "integer", "doc": "json"})
+    project.model(
+        "users",
+        "select * from {{ target.schema }}.source",
+        materialized="auto_cdc_from_snapshot",
+        keys=["id"],
+        stored_as_scd_type=2,
+    )
+    project.insert("source", [(1, '{"a": 1}'), (2, '{"b": 1}')])
+    project.run("users")
+    project.replace_rows("source", [(1, '{"a": 2}'), (2, '{"b": 1}')])
+    assert project.run("users").metrics("users") == (2, 0)
+
+
+# --- column types that change in the source ------------------------------------------------------
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_widened_columns_widen_the_target_exactly(project: CdcProject, scd_type: int) -> None:
+    project.create_table("events", {"id": "integer", "amount": "decimal(10,2)", "n": "integer", "seq": "integer"})
+    config = {"keys": ["id"], "sequence_by": "seq", "except_column_list": ["seq"], "stored_as_scd_type": scd_type}
+    project.model("dim", MODEL, **config)
+    project.replace_rows("events", [(1, "5.12", 1, 1)])
+    project.run("dim")
+    project.execute(f"drop table {project.relation('events')}")
+    project.create_table("events", {"id": "bigint", "amount": "decimal(12,4)", "n": "bigint", "seq": "bigint"})
+    project.insert("events", [(1, "5.12", 1, 1), (1, "5.1234", 3_000_000_000, 2), (3_000_000_000, "1.0001", 1, 1)])
+    outcome = project.run("dim")
+    assert outcome.metrics("dim") == ((2, 0) if scd_type == 1 else (3, 0))
+    current = f"select id, amount, n from {project.relation('dim')}"
+    if scd_type == 2:
+        current += ' where "__END_AT" is null'
+    assert sorted(project.query(current)) == [
+        (1, Decimal("5.1234"), 3_000_000_000),
+        (3_000_000_000, Decimal("1.0001"), 1),
+    ]
+    assert project.run("dim").metrics("dim") == (0, 0)
+    assert project.run("dim").metrics("dim") == (0, 0)
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_incompatible_type_change_fails_naming_the_column(project: CdcProject, scd_type: int) -> None:
+    project.create_table("events", {"id": "integer", "v": "integer", "seq": "integer"})
+    config = {"keys": ["id"], "sequence_by": "seq", "except_column_list": ["seq"], "stored_as_scd_type": scd_type}
+    project.model("dim", MODEL, **config)
+    project.replace_rows("events", [(1, 5, 1)])
+    project.run("dim")
+    project.model("dim", "select id, cast(v as varchar) || 'x' as v, seq from {{ target.schema }}.events", **config)
+    fails(project, "column 'v'", "cast(", "--full-refresh")
+
+
+def test_widened_snapshot_versions_and_columns_are_widened(project: CdcProject) -> None:
+    project.create_table("source", {"version": "integer", "id": "integer", "amount": "decimal(10,2)"})
+    snapshot_model(project, "column")
+    project.insert("source", [(1, 1, "5.12"), (1, 2, "1.00")])
+    project.run("users")
+    project.execute(f"drop table {project.relation('source')}")
+    project.create_table("source", {"version": "bigint", "id": "integer", "amount": "decimal(12,4)"})
+    project.insert("source", [(3_000_000_000, 1, "5.1234"), (3_000_000_000, 2, "1.00")])
+    assert project.run("users").metrics("users") == (2, 0)  # key 1: one version closed, one opened
+    history = f'select id, amount, "__START_AT", "__END_AT" from {project.relation("users")} order by 1, 3'
+    assert project.query(history) == [
+        (1, Decimal("5.1200"), 1, 3_000_000_000),
+        (1, Decimal("5.1234"), 3_000_000_000, None),
+        (2, Decimal("1.0000"), 1, None),
+    ]
+    assert project.run("users").metrics("users") == (0, 0)
+
+
+def test_narrower_source_type_is_accepted(project: CdcProject) -> None:
+    project.create_table("events", {"id": "integer", "v": "decimal(12,4)", "seq": "integer"})
+    project.model("dim", MODEL, keys=["id"], sequence_by="seq", except_column_list=["seq"])
+    project.replace_rows("events", [(1, "1.2345", 1)])
+    project.run("dim")
+    project.model(
+        "dim",
+        "select id, cast(v as decimal(10,2)) as v, seq from {{ target.schema }}.events",
+        keys=["id"],
+        sequence_by="seq",
+        except_column_list=["seq"],
+    )
+    project.replace_rows("events", [(1, "2.5", 2)])
+    assert project.run("dim").metrics("dim") == (1, 0)
