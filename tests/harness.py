@@ -63,7 +63,9 @@ class CdcProject:
             link.symlink_to(REPO_ROOT, target_is_directory=True)  # what `dbt deps` does for a local package
         (path / "dbt_project.yml").write_text(
             "name: cdc_test\nversion: '1.0.0'\nconfig-version: 2\nprofile: cdc_test\n"
-            "flags:\n  send_anonymous_usage_stats: false\n"
+            # No target/*.json: writing manifest.json and run_results.json is a third of each dbt
+            # invocation here; tests that read an artifact pass --write-json.
+            "flags:\n  send_anonymous_usage_stats: false\n  write_json: false\n"
         )
         (path / "packages.yml").write_text(f"packages:\n  - local: {REPO_ROOT}\n")
         if adapter == "duckdb":

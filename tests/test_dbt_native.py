@@ -45,7 +45,7 @@ def test_build_runs_tests_after_the_model_and_docs_generate(project: CdcProject)
         "unique_dim_id": "pass",
         "not_null_dim_id": "pass",
     }
-    docs = project.dbt("docs", "generate")
+    docs = project.dbt("docs", "generate", "--write-json")
     assert docs.success, docs.error
     catalog = json.loads((project.path / "target" / "catalog.json").read_text())
     (node,) = [n for key, n in catalog["nodes"].items() if key.endswith(".dim")]

@@ -271,7 +271,9 @@ def test_new_source_column_is_ignored(project: CdcProject) -> None:
 
 def test_metrics_in_run_results_and_run_history(project: CdcProject) -> None:
     _setup(project)
-    _runs(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)], [(1, None, None, "D", 2), (2, "c", "y", "U", 2)])
+    _runs(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])
+    project.replace_rows("events", [(1, None, None, "D", 2), (2, "c", "y", "U", 2)])
+    assert project.dbt("run", "--select", "dim", "--write-json").success
     results = json.loads((project.path / "target" / "run_results.json").read_text())
     (node,) = [r for r in results["results"] if r["unique_id"].endswith(".dim")]
     assert "num_upserted_rows=1" in node["message"] and "num_deleted_rows=1" in node["message"]
