@@ -1,8 +1,10 @@
 """Distribution `dbt-auto-cdc`: the Python side of the auto_cdc dbt package.
 
 The dbt package itself (macros, materializations) lives at the repository root and is
-installed with `dbt deps`; this distribution pins the dbt adapters it is tested with and
-carries the import package `auto_cdc` (the DuckDB plugin for Python snapshot versions).
+installed with `dbt deps`; this distribution declares the versions the package supports (the
+same range as `require-dbt-version` in dbt_project.yml and the README) and carries the import
+package `auto_cdc` (the DuckDB plugin for Python snapshot versions). CI tests the newest
+versions in these ranges (scripts/test.sh) and the lowest (scripts/check_lowest_versions.sh).
 """
 
 from setuptools import find_packages, setup
@@ -16,9 +18,11 @@ setup(
     packages=find_packages(include=["auto_cdc", "auto_cdc.*"]),
     python_requires=">=3.9",
     install_requires=[
-        "dbt-core>=1.10,<1.12",
-        "dbt-duckdb>=1.10",
-        "dbt-postgres>=1.10",
+        "dbt-core>=1.10,<1.12",  # 1.12 downloads a binary at install time
+        "dbt-duckdb>=1.10,<1.12",
+        "dbt-postgres>=1.10,<1.12",
+        "duckdb>=1.4,<2.1",
+        "numpy>=1.24",  # DuckDB's create_function, which the plugin registers, needs it
     ],
     extras_require={
         "dev": [

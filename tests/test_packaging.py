@@ -1,0 +1,46 @@
+"""The supported versions are stated once and agree everywhere: setup.py, dbt_project.yml's
+require-dbt-version, and the README."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _install_requires() -> dict[str, str]:
+    """setup.py's install_requires as {distribution: version range}."""
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    setup = next(call for call in calls if getattr(call.func, "id", "") == "setup")
+    requires = next(keyword.value for keyword in setup.keywords if keyword.arg == "install_requires")
+    pins = [re.fullmatch(r"([A-Za-z0-9_.-]+)(.*)", ast.literal_eval(element)) for element in requires.elts]
+    return {pin[1]: pin[2] for pin in pins if pin}
+
+
+def test_dbt_core_range_agrees_everywhere() -> None:
+    requires = _install_requires()
+    assert requires["dbt-core"] == ">=1.10,<1.12"
+    project = yaml.safe_load((ROOT / "dbt_project.yml").read_text())
+    assert project["require-dbt-version"] == [">=1.10.0", "<1.12.0"]
+    assert "dbt-core 1.10 or 1.11" in (ROOT / "README.md").read_text()
+
+
+def test_every_runtime_dependency_is_declared_with_a_range() -> None:
+    requires = _install_requires()
+    # numpy: DuckDB's create_function (the plugin) imports it; a fresh virtualenv lacks it otherwise.
+    assert {"dbt-core", "dbt-duckdb", "dbt-postgres", "duckdb", "numpy"} <= set(requires)
+    for name in ("dbt-duckdb", "dbt-postgres", "duckdb"):
+        assert "<" in requires[name], f"{name} has no upper bound: {requires[name]}"
+
+
+def test_the_lowest_versions_checked_are_the_lowest_admitted() -> None:
+    script = (ROOT / "scripts" / "check_lowest_versions.sh").read_text()
+    requires = _install_requires()
+    for name, pin in (("dbt-core", "1.10"), ("dbt-duckdb", "1.10"), ("dbt-postgres", "1.10"), ("duckdb", "1.4")):
+        assert f'"{name}~={pin}.0"' in script
+        assert requires[name].startswith(f">={pin}")
