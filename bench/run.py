@@ -161,7 +161,8 @@ def dbt(project: CdcProject, server: postgres_server.PostgresServer | None, *arg
     log = project.path / "logs" / "dbt.log"
     log.unlink(missing_ok=True)
     command = ["dbt", *args, "--project-dir", str(project.path), "--profiles-dir", str(project.path)]
-    command += ["--target", project.adapter, "--quiet", "--log-format-file", "json", "--log-level-file", "debug"]
+    # --write-json: the harness turns artifacts off, and the timings come from run_results.json.
+    command += ["--target", project.adapter, "--quiet", "--log-format-file", "json", "--log-level-file", "debug", "--write-json"]
     memory = PeakMemory(watch_postgres=project.adapter == "postgres")
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
