@@ -1,32 +1,12 @@
-{#- The relations an auto_cdc model owns besides its target, and the small DDL steps on them
-    that differ between databases. -#}
+{#- Small statements and expressions every stage uses, dispatched where databases differ. -#}
 
-{% macro state_relations(target_relation) -%}
-  {#- Per-key state and run history (and for snapshots the processed versions) live next to
-      the target, named after it. -#}
-  {%- set base = target_relation.identifier -%}
-  {{ return({
-      'state': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_state')}, type='table'),
-      'runs': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_runs')}, type='table'),
-      'versions': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_versions')}, type='table'),
-      'seq_type': auto_cdc.quote_identifier(target_relation.schema) ~ '.' ~ auto_cdc.quote_identifier(auto_cdc.derived_name(base, '__cdc_seq')),
-  }) }}
-{%- endmacro %}
-
-
-{% macro existing_relations(relations) -%}
-  {#- Which of `relations` (all in one schema) exist, each with its type, or none. Asks the
-      database, not dbt's relation cache: the cache was filled when the invocation started, and
-      a concurrent run of the same model may have created the tables since. -#}
-  {%- set found = {} -%}
-  {%- for row in list_relations_without_caching(relations[0].without_identifier()) -%}
-    {%- do found.update({row['name']: row['type']}) -%}
+{% macro run_statements(statements) -%}
+  {#- One statement per call: not every driver accepts several in one execute. -#}
+  {%- for sql in statements -%}
+    {%- if sql | trim -%}
+      {% call statement('auto_cdc_step') %}{{ sql }}{% endcall %}
+    {%- endif -%}
   {%- endfor -%}
-  {%- set out = [] -%}
-  {%- for relation in relations -%}
-    {%- do out.append(relation.incorporate(type=found[relation.identifier]) if relation.identifier in found else none) -%}
-  {%- endfor -%}
-  {{ return(out) }}
 {%- endmacro %}
 
 
@@ -140,4 +120,17 @@
 
 {% macro seconds_ago(seconds) -%}
   {{ return(dbt.dateadd('second', -1 * seconds, dbt.current_timestamp())) }}
+{%- endmacro %}
+
+
+{% macro comparable(cfg, column, prefix='') -%}
+  {#- `prefix` + the quoted column, as compared for equality (null-safe comparisons, DISTINCT,
+      GROUP BY, PARTITION BY): its text form when its type has no usable equality. -#}
+  {{ return(auto_cdc.compared(cfg, column, prefix ~ auto_cdc.quote_identifier(column))) }}
+{%- endmacro %}
+
+
+{% macro compared(cfg, column, expr) -%}
+  {#- `expr`, a value of `column`, as compared for equality (see comparable). -#}
+  {{ return(('cast(' ~ expr ~ ' as ' ~ dbt.type_string() ~ ')') if column in cfg.compared_as_text else expr) }}
 {%- endmacro %}

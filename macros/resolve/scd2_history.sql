@@ -1,21 +1,7 @@
-{#- SCD type 2: the full event history of every key the batch touches (stored events plus the
-    new ones), with partial values filled in and each event placed in its run. A run is a
-    maximal stretch of consecutive upserts with equal tracked columns; it becomes one row.
-    Bitemporal: the same, once per system time of the key, over the events known then.
-    The cost follows the touched keys' histories, never the whole table. -#}
-
-{% macro event_flag(column) -%}
-  {#- Partial updates: the events-table column telling whether an event wrote `column`. -#}
-  {{ return(auto_cdc.column_seq_prefix(column) | replace('__cdc_seq__', '__cdc_w__')) }}
-{%- endmacro %}
-
-
-{% macro event_known(column) -%}
-  {#- A column appended by on_schema_change: the events-table column telling whether an event
-      carried it (NULL for events stored before it existed). -#}
-  {{ return(auto_cdc.column_seq_prefix(column) | replace('__cdc_seq__', '__cdc_k__')) }}
-{%- endmacro %}
-
+{#- Stage 6, resolve (SCD type 2 and bitemporal): the history. In: the batch and the stored
+    events of the keys it touches. Out: every event of those keys, partial values filled in,
+    placed in its run (a maximal stretch of upserts with equal tracked columns, one target row).
+    Bitemporal: the same once per system time of the key, over the events known then. -#}
 
 {% macro scd2_history_sql(arg_dict) -%}
   {{ return(adapter.dispatch('scd2_history_sql', 'auto_cdc')(arg_dict)) }}

@@ -1,65 +1,6 @@
-{#- The batch: this run's events, read once from the model query into a temp table with the
-    event kind, the sequence parts and (for partial updates) the list of written columns. -#}
-
-{% macro batch_sql(cfg, sql, checkpoint_filter=none) -%}
-  {{ return(adapter.dispatch('batch_sql', 'auto_cdc')(cfg, sql, checkpoint_filter)) }}
-{%- endmacro %}
-
-{% macro default__batch_sql(cfg, sql, checkpoint_filter) -%}
-  {%- set kinds = [] -%}
-  {%- if cfg.deletes_expr -%}{%- do kinds.append("when (" ~ cfg.deletes_expr ~ ") then 'delete'") -%}{%- endif -%}
-  {%- if cfg.truncates_expr -%}{%- do kinds.append("when (" ~ cfg.truncates_expr ~ ") then 'truncate'") -%}{%- endif -%}
-  {%- set seq_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
-  select
-    src.*,
-    {% if kinds -%} case {{ kinds | join(' ') }} else 'upsert' end {%- else -%} 'upsert' {%- endif %} as __cdc_op,
-    {%- for expr in cfg.sequence_exprs %}
-    {{ expr }} as {{ seq_names[loop.index0] }}{{ ',' if not loop.last or cfg.columns_to_update or cfg.system_expr }}
-    {%- endfor %}
-    {%- if cfg.system_expr %}
-    {{ cfg.system_expr }} as __cdc_sys{{ ',' if cfg.columns_to_update }}
-    {%- endif %}
-    {%- if cfg.columns_to_update %}
-    {{ auto_cdc.columns_to_update_list('src.' ~ auto_cdc.quote_identifier(cfg.columns_to_update)) }} as __cdc_ctu
-    {%- endif %}
-  from (
-    {{ sql }}
-  ) as src
-  {%- if checkpoint_filter %}
-  where {{ checkpoint_filter }}
-  {%- endif %}
-{%- endmacro %}
-
-
-{% macro columns_to_update_list(expr) -%}
-  {{ return(adapter.dispatch('columns_to_update_list', 'auto_cdc')(expr)) }}
-{%- endmacro %}
-
-{% macro default__columns_to_update_list(expr) -%}
-  {#- A native array (rendered as {a,b} or [a, b]) or a comma-separated string, normalised to
-      ',a,b,' in lower case, so membership is a plain substring test. NULL stays NULL
-      (the event writes every column). -#}
-  ',' || lower(regexp_replace(trim(translate(cast({{ expr }} as {{ dbt.type_string() }}), '[]{}"''', '')), '\s*,\s*', ',', 'g')) || ','
-{%- endmacro %}
-
-
-{% macro column_is_listed(ctu_expr, column) -%}
-  {#- True when the normalised columns_to_update value names `column` (NULL: every column). -#}
-  ({{ ctu_expr }} is null or position({{ auto_cdc.string_literal(',' ~ (column | lower) ~ ',') }} in {{ ctu_expr }}) > 0)
-{%- endmacro %}
-
-
-{% macro writes_column(cfg, column) -%}
-  {#- SQL condition: does a batch event write `column`? Partial updates decide per column. -#}
-  {%- if cfg.columns_to_update -%}
-    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.column_is_listed('__cdc_ctu', column)) }}
-  {%- elif column in cfg.ignore_null_columns -%}
-    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.quote_identifier(column) ~ " is not null") }}
-  {%- else -%}
-    {{ return("__cdc_op = 'upsert'") }}
-  {%- endif -%}
-{%- endmacro %}
-
+{#- Stage 4, validation of the batch. In: `cfg` and the batch. Out: the batch's shape, or a
+    Database Error naming the bad rows (NULL keys, sequences or checkpoints, conflicting
+    duplicates) before anything is written; a warning for a sequence that orders as text. -#}
 
 {% macro validate_batch(cfg, batch_relation) -%}
   {#- Bad data fails the run before anything is written. Returns the batch's shape. -#}
@@ -177,4 +118,31 @@
       ~ "; they differ in: " ~ (differing | join(', ')) ~ "), so their order is undefined. Add a tie-breaking column to `sequence_by`, e.g. sequence_by=['"
       ~ ((cfg.sequence_columns or ['<sequence>'])[0]) ~ "', '<tie breaker>'], or remove the duplicates in the model query."
       ~ " (Events that agree on everything the target keeps are one event, whatever else differs.)"]) }}
+{%- endmacro %}
+
+
+{% macro warn_text_sequence(cfg, source_columns) -%}
+  {#- Text orders character by character: '150' before '50', '9' after '10'. Said on every run,
+      since a sequence of numbers or timestamps kept as text is a silent wrong order. -#}
+  {%- set names = ['__cdc_version'] if cfg.snapshot else auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
+  {%- for column in source_columns if column.name in names and column.is_string() -%}
+    {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': " ~ auto_cdc._source_label(cfg, column.name) ~ " is of type "
+        ~ column.data_type ~ " and orders as text: '150' before '50', '9' after '10'. If it holds numbers or timestamps, cast it ("
+        ~ ("e.g. sequence_by='cast(... as bigint)'" if not cfg.snapshot else "e.g. cast(version as bigint)")
+        ~ "); text of one fixed width (ISO-8601 timestamps, zero-padded numbers) orders correctly.") -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro _source_label(cfg, source_name) -%}
+  {#- How an error names a batch column: the model's column, or the config it comes from. -#}
+  {%- set parts = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
+  {%- if source_name in parts -%}
+    {{ return("`sequence_by` " ~ cfg.sequence_labels[parts.index(source_name)]) }}
+  {%- elif source_name == '__cdc_version' -%}
+    {{ return("the snapshot version") }}
+  {%- elif source_name == '__cdc_sys' -%}
+    {{ return("`system_sequence_by` " ~ cfg.system_expr) }}
+  {%- endif -%}
+  {{ return("column '" ~ source_name ~ "'") }}
 {%- endmacro %}

@@ -1,5 +1,6 @@
-{#- auto_cdc_from_snapshot: choosing the snapshot versions a run applies, and reading their rows
-    into one temp table (`__cdc_version` tags each row with its version). -#}
+{#- Stage 3, batch (auto_cdc_from_snapshot): which snapshot versions this run reads, and their
+    rows. In: the version source, the processed versions, the model query. Out: the temp tables
+    `snapshots` (rows tagged with `__cdc_version`) and `read_versions`. -#}
 
 {% macro snapshot_temps(relation) -%}
   {#- Session-local relations with names derived from the model, so the model query and the
@@ -10,24 +11,6 @@
       'current_version': api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_current_version'), type='table'),
       'current_snapshot': api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_current_snapshot'), type='view'),
   }) }}
-{%- endmacro %}
-
-
-{#- User-facing: what a model query or a `snapshot_version_query` reads. -#}
-
-{% macro last_snapshot_version() -%}
-  {#- One column `version`: no row before the first snapshot, else the last processed version. -#}
-  {{ return(auto_cdc.snapshot_temps(this).last_version) }}
-{%- endmacro %}
-
-{% macro current_snapshot_version() -%}
-  {#- One column `version`, one row: the version being read (per-run, query and function ways). -#}
-  {{ return(auto_cdc.snapshot_temps(this).current_version) }}
-{%- endmacro %}
-
-{% macro current_snapshot() -%}
-  {#- The snapshot returned by `snapshot_version_function` (DuckDB, with the auto_cdc plugin). -#}
-  {{ return(auto_cdc.snapshot_temps(this).current_snapshot) }}
 {%- endmacro %}
 
 
@@ -191,71 +174,4 @@
   {%- if filter %}
   where {{ filter }}
   {%- endif %}
-{%- endmacro %}
-
-
-{% macro validate_snapshots(cfg, temps) -%}
-  {#- Bad snapshots fail the run before anything is written; with a version column, versions
-      that arrive after a later one was applied are dropped with a warning. -#}
-  {%- set snapshots = temps.snapshots -%}
-  {%- set keys = cfg.key_columns -%}
-  {%- set checks -%}
-    select
-      coalesce(sum(case when __cdc_version is null then 1 else 0 end), 0) as null_versions
-      {%- for key in keys %},
-      coalesce(sum(case when {{ auto_cdc.quote_identifier(key) }} is null then 1 else 0 end), 0) as null_key_{{ loop.index }}
-      {%- endfor %}
-    from {{ snapshots }}
-  {%- endset -%}
-  {%- set row = run_query(checks).rows[0] -%}
-  {%- set errors = [] -%}
-  {%- if row['null_versions'] > 0 -%}
-    {%- do errors.append(row['null_versions'] ~ " snapshot row(s) have a NULL version in `snapshot_version_column` '" ~ cfg.version_column
-        ~ "': every row needs the version of its snapshot.") -%}
-  {%- endif -%}
-  {%- for key in keys -%}
-    {%- if row['null_key_' ~ loop.index] > 0 -%}
-      {%- do errors.append(row['null_key_' ~ loop.index] ~ " snapshot row(s) have a NULL in key column '" ~ key ~ "': filter them out or fix them in the model query.") -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {%- if not errors -%}
-    {%- set duplicates = run_query('select ' ~ auto_cdc.quoted_list(keys) ~ ', __cdc_version, count(*) from ' ~ snapshots
-        ~ ' group by ' ~ auto_cdc.quoted_list(keys) ~ ', __cdc_version having count(*) > 1 limit 1').rows -%}
-    {%- if duplicates | length > 0 -%}
-      {%- set example = [] -%}
-      {%- for key in keys -%}{%- do example.append(key ~ '=' ~ duplicates[0][loop.index0]) -%}{%- endfor -%}
-      {%- do errors.append("the snapshot at version " ~ duplicates[0][keys | length] ~ " has " ~ duplicates[0][keys | length + 1]
-          ~ " rows for key " ~ (example | join(', ')) ~ "; a snapshot holds one row per key: deduplicate it in the model query.") -%}
-    {%- endif -%}
-  {%- endif -%}
-  {%- if errors -%}
-    {%- do auto_cdc.raise_bad_data(cfg.model_name, errors, 'a bad snapshot') -%}
-  {%- endif -%}
-
-  {%- if cfg.version_column -%}
-    {#- Late versions are recorded as not applied, so later runs neither apply nor report them. -#}
-    {%- do auto_cdc.replace_temp_table(temps.read_versions,
-        'select distinct s.__cdc_version, not exists (select 1 from ' ~ temps.last_version ~ ' as l where s.__cdc_version <= l.version) as __cdc_applied from '
-        ~ snapshots ~ ' as s') -%}
-    {%- set late = run_query('select __cdc_version from ' ~ temps.read_versions ~ ' where not __cdc_applied order by 1').rows -%}
-    {%- if late | length > 0 -%}
-      {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': snapshot version(s) " ~ (late | map(attribute=0) | join(', '))
-          ~ " arrived after a later version was applied; skipped. Versions are applied in ascending order.") -%}
-      {%- do auto_cdc.run_statements(['delete from ' ~ snapshots ~ ' where __cdc_version <= (select version from ' ~ temps.last_version ~ ')']) -%}
-    {%- endif -%}
-  {%- endif -%}
-{%- endmacro %}
-
-
-{% macro create_versions_table_sql(versions, read_versions) -%}
-  {#- One row per snapshot version read: applied, or skipped because it came too late. -#}
-  create table {{ versions }} as
-  select __cdc_version as version, cast(0 as {{ dbt.type_bigint() }}) as run_id, __cdc_applied as applied
-  from {{ read_versions }} where 1 = 0
-{%- endmacro %}
-
-
-{% macro record_versions_sql(versions, read_versions, runs) -%}
-  insert into {{ versions }} (version, run_id, applied)
-  select __cdc_version, (select max(run_id) from {{ runs }}), __cdc_applied from {{ read_versions }}
 {%- endmacro %}

@@ -1,240 +1,6 @@
-{#- The one place that reads and validates an auto_cdc model's configuration.
-    Every problem is collected, then raised once, before anything is written. -#}
-
-{% macro _config_value(name, default=none) -%}
-  {#- Top-level config first, then the same key under `meta`. -#}
-  {%- set value = config.get(name) -%}
-  {%- if value is none -%}
-    {%- set value = (config.get('meta') or {}).get(name) -%}
-  {%- endif -%}
-  {{ return(default if value is none else value) }}
-{%- endmacro %}
-
-
-{% macro _as_list(value) -%}
-  {%- if value is none -%}{{ return([]) }}
-  {%- elif value is string -%}{{ return([value]) }}
-  {%- else -%}{{ return(value | list) }}
-  {%- endif -%}
-{%- endmacro %}
-
-
-{% macro _resolve_column(name, source_columns) -%}
-  {#- The model query's spelling of `name`: exact match first, then case-insensitive. -#}
-  {%- if name in source_columns -%}{{ return(name) }}{%- endif -%}
-  {%- set matches = [] -%}
-  {%- for column in source_columns -%}
-    {%- if column | lower == name | lower -%}{%- do matches.append(column) -%}{%- endif -%}
-  {%- endfor -%}
-  {{ return(matches[0] if matches | length == 1 else none) }}
-{%- endmacro %}
-
-
-{% macro _resolve_columns(config_name, names, source_columns, errors) -%}
-  {%- set resolved = [] -%}
-  {%- for name in names -%}
-    {%- set column = auto_cdc._resolve_column(name, source_columns) -%}
-    {%- if column is none -%}
-      {%- do errors.append("`" ~ config_name ~ "` names column '" ~ name ~ "', which the model query does not return (it returns: "
-                           ~ (source_columns | join(', ')) ~ ").") -%}
-    {%- else -%}
-      {%- do resolved.append(column) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return(resolved) }}
-{%- endmacro %}
-
-
-{% macro _column_subset(list_name, default_columns, value_columns, source_columns, errors) -%}
-  {#- For a pair `<x>_column_list` / `<x>_except_column_list` of non-key written columns: the
-      listed columns, or `default_columns` without the excepted ones; none when neither is set. -#}
-  {%- set except_name = list_name | replace('_column_list', '_except_column_list') -%}
-  {%- set listed = auto_cdc._config_value(list_name) -%}
-  {%- set excepted = auto_cdc._config_value(except_name) -%}
-  {%- if listed is none and excepted is none -%}{{ return(none) }}{%- endif -%}
-  {%- set config_name = list_name if listed is not none else except_name -%}
-  {%- set named = auto_cdc._resolve_columns(config_name, auto_cdc._as_list(listed if listed is not none else excepted), source_columns, errors) -%}
-  {%- for column in named if column not in value_columns -%}
-    {%- do errors.append("`" ~ config_name ~ "` names '" ~ column ~ "', which is not a non-key column written to the target.") -%}
-  {%- endfor -%}
-  {%- if listed is not none -%}
-    {{ return(value_columns | select('in', named) | list) }}
-  {%- endif -%}
-  {{ return(default_columns | reject('in', named) | list) }}
-{%- endmacro %}
-
-
-{% macro _exclusive(a, b, errors) -%}
-  {%- if auto_cdc._config_value(a) is not none and auto_cdc._config_value(b) is not none -%}
-    {%- do errors.append("`" ~ a ~ "` and `" ~ b ~ "` are mutually exclusive: set only one of them.") -%}
-  {%- endif -%}
-{%- endmacro %}
-
-
-{% macro config_names(snapshot) -%}
-  {#- The configs each materialization reads (README, "Configuration reference"). -#}
-  {%- set common = ['keys', 'stored_as_scd_type', 'column_list', 'except_column_list', 'track_history_column_list',
-                    'track_history_except_column_list', 'tombstone_retention', 'on_schema_change'] -%}
-  {%- set change_feed = ['sequence_by', 'apply_as_deletes', 'apply_as_truncates', 'ignore_null_updates', 'ignore_null_updates_column_list',
-                         'ignore_null_updates_except_column_list', 'columns_to_update', 'system_sequence_by', 'checkpoint_column'] -%}
-  {%- set snapshots = ['snapshot_version_column', 'snapshot_version_query', 'snapshot_version_function', 'max_delete_fraction'] -%}
-  {{ return({'own': common + (snapshots if snapshot else change_feed), 'other': change_feed if snapshot else snapshots}) }}
-{%- endmacro %}
-
-
-{% macro _user_config_keys() -%}
-  {#- Every key set on the model (config(), properties YAML, dbt_project.yml) and under its `meta`. -#}
-  {%- set keys = [] -%}
-  {%- for name in (model.config or {}).keys() | list + (config.get('meta') or {}).keys() | list -%}
-    {%- if name not in keys -%}{%- do keys.append(name) -%}{%- endif -%}
-  {%- endfor -%}
-  {{ return(keys) }}
-{%- endmacro %}
-
-
-{% macro _check_config_keys(snapshot, errors) -%}
-  {#- A key close to an auto_cdc config is a typo that would otherwise be ignored silently (and
-      build the wrong table); a config of the other materialization does nothing here. dbt's
-      own configs and other packages' keys are never close to ours, so they pass. -#}
-  {%- set names = auto_cdc.config_names(snapshot) -%}
-  {%- for key in auto_cdc._user_config_keys() if key not in names.own -%}
-    {%- if key in names.other -%}
-      {#- auto_cdc_from_snapshot names the change-feed configs it rejects in read_cdc_config. -#}
-      {%- if not snapshot and auto_cdc._config_value(key) is not none -%}
-        {%- do errors.append("`" ~ key ~ "` only applies to auto_cdc_from_snapshot: remove it, or set materialized='auto_cdc_from_snapshot'.") -%}
-      {%- endif -%}
-    {%- else -%}
-      {%- set meant = auto_cdc._near_miss(key, names.own + names.other) -%}
-      {%- if meant is not none -%}
-        {%- do errors.append("`" ~ key ~ "` is not an auto_cdc config; did you mean `" ~ meant ~ "`?") -%}
-      {%- endif -%}
-    {%- endif -%}
-  {%- endfor -%}
-{%- endmacro %}
-
-
-{% macro _near_miss_hint(name) -%}
-  {#- For a missing required config: a key present that was probably meant as `name`, or dbt's
-      own name for the same idea (incremental models' `unique_key`, snapshots' `updated_at`). -#}
-  {%- set dbt_names = {'keys': 'unique_key', 'sequence_by': 'updated_at'} -%}
-  {%- for key in auto_cdc._user_config_keys() if key != name -%}
-    {%- if auto_cdc._near_miss(key, [name]) is not none or (key == dbt_names.get(name) and auto_cdc._config_value(key) is not none) -%}
-      {{ return(" A key `" ~ key ~ "` is set: did you mean `" ~ name ~ "`?") }}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return('') }}
-{%- endmacro %}
-
-
-{% macro _near_miss(key, names) -%}
-  {#- The name in `names` that `key` was probably meant as, or none: equal ignoring case, `_`,
-      `-` and a plural `s`, or one edit away (two for long names; swapping neighbours is one). -#}
-  {%- set a = modules.re.sub('[_\\- ]', '', key | lower) -%}
-  {%- for name in names -%}
-    {%- set b = modules.re.sub('[_\\- ]', '', name | lower) -%}
-    {%- set shortest = [a | length, b | length] | min -%}
-    {%- set limit = 2 if shortest >= 10 else (1 if shortest >= 5 else 0) -%}
-    {%- if a.rstrip('s') == b.rstrip('s')
-          or ((a | length - b | length) | abs <= limit and auto_cdc._edit_distance(a, b) <= limit) -%}
-      {{ return(name) }}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return(none) }}
-{%- endmacro %}
-
-
-{% macro _edit_distance(a, b) -%}
-  {#- Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. -#}
-  {%- set rows = [range(b | length + 1) | list] -%}
-  {%- for i in range(1, a | length + 1) -%}
-    {%- set row = [i] -%}
-    {%- for j in range(1, b | length + 1) -%}
-      {%- set above = rows[i - 1] -%}
-      {%- set cost = 0 if a[i - 1] == b[j - 1] else 1 -%}
-      {%- set best = [above[j] + 1, row[j - 1] + 1, above[j - 1] + cost] | min -%}
-      {%- if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1] -%}
-        {%- set best = [best, rows[i - 2][j - 2] + 1] | min -%}
-      {%- endif -%}
-      {%- do row.append(best) -%}
-    {%- endfor -%}
-    {%- do rows.append(row) -%}
-  {%- endfor -%}
-  {{ return(rows[-1][-1]) }}
-{%- endmacro %}
-
-
-{% macro _normalized_sql(expr) -%}
-  {#- An expression as recorded for change detection: whitespace runs are one space. -#}
-  {{ return(none if expr is none else modules.re.sub('\\s+', ' ', expr | string) | trim) }}
-{%- endmacro %}
-
-
-{% macro _config_columns(name, source_columns) -%}
-  {#- A column-list config as recorded for change detection: the columns it names, in lower case, sorted. -#}
-  {%- set value = auto_cdc._config_value(name) -%}
-  {%- if value is none -%}{{ return(none) }}{%- endif -%}
-  {%- set columns = [] -%}
-  {%- for item in auto_cdc._as_list(value) -%}
-    {%- do columns.append((auto_cdc._resolve_column(item | string, source_columns) or item) | lower) -%}
-  {%- endfor -%}
-  {{ return(columns | sort | list) }}
-{%- endmacro %}
-
-
-{% macro check_expressions(cfg, sql) -%}
-  {#- Expression configs are SQL pasted into the batch query. One that does not compile against
-      the model query's columns fails here, naming the config, instead of as a raw error of a
-      generated statement. (The database's own message cannot be kept: dbt's Jinja has no
-      try/except, only try_or_compiler_error.) -#}
-  {%- for name, expr in cfg.expressions -%}
-    {%- set message = "auto_cdc: model '" ~ cfg.model_name ~ "': `" ~ name ~ "` (" ~ expr ~ ") cannot be evaluated on the model query's rows;"
-        ~ " nothing was written. It is SQL over the query's columns (" ~ (cfg.source_columns | join(', '))
-        ~ "): check the column names, their quoting (PostgreSQL folds unquoted names to lower case) and the syntax." -%}
-    {%- do try_or_compiler_error(message, run_query, 'select (' ~ expr ~ ') as probe from (' ~ sql ~ ') as src where false') -%}
-  {%- endfor -%}
-{%- endmacro %}
-
-
-{% macro snapshot_version_source() -%}
-  {#- auto_cdc_from_snapshot: how versions are named (README, "Version selection"), as
-      {'way': 'run' | 'column' | 'query' | 'function', 'value': the config's value}. Read before
-      the model query can run, because the query may read the version chosen. -#}
-  {%- set given = [] -%}
-  {%- for way, name in [('column', 'snapshot_version_column'), ('query', 'snapshot_version_query'), ('function', 'snapshot_version_function')] -%}
-    {%- if auto_cdc._config_value(name) is not none -%}{%- do given.append((way, name)) -%}{%- endif -%}
-  {%- endfor -%}
-  {%- if given | length > 1 -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "' is not configured correctly; nothing was written.\n  - set at most one of "
-        ~ (given | map(attribute=1) | join(', ')) ~ ": each is a different way of naming snapshot versions.") -%}
-  {%- endif -%}
-  {%- if not given -%}{{ return({'way': 'run', 'value': none, 'config': none}) }}{%- endif -%}
-  {%- set way, name = given[0] -%}
-  {%- set value = auto_cdc._config_value(name) -%}
-  {%- set problem = none -%}
-  {%- if way == 'function' and not auto_cdc.supports_snapshot_functions() -%}
-    {%- set problem = "`snapshot_version_function` needs the auto_cdc.plugin of dbt-duckdb and is not available on " ~ adapter.type()
-        ~ ". Use `snapshot_version_column` (the model query returns every snapshot with its version) or `snapshot_version_query`"
-        ~ " (a SQL query that picks the next version) instead." -%}
-  {%- elif way == 'function' and not modules.re.fullmatch('[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*', value | string) -%}
-    {%- set problem = "`snapshot_version_function` is '" ~ value ~ "'; write it as 'package.module:function'." -%}
-  {%- elif way in ['query', 'column'] and (value is not string or not value | trim) -%}
-    {%- set problem = "`" ~ name ~ "` must be a non-empty string." -%}
-  {%- endif -%}
-  {%- if problem -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "' is not configured correctly; nothing was written.\n  - " ~ problem) -%}
-  {%- endif -%}
-  {{ return({'way': way, 'value': value, 'config': name}) }}
-{%- endmacro %}
-
-
-{% macro supports_snapshot_functions() -%}
-  {{ return(adapter.dispatch('supports_snapshot_functions', 'auto_cdc')()) }}
-{%- endmacro %}
-
-{% macro default__supports_snapshot_functions() -%}{{ return(false) }}{%- endmacro %}
-
-{% macro duckdb__supports_snapshot_functions() -%}{{ return(true) }}{%- endmacro %}
-
+{#- Stage 1, configuration. In: the model's config (config(), YAML, dbt_project.yml, `meta`) and
+    the model query's columns. Out: `cfg`, the validated, resolved settings every later stage
+    reads and none changes. Every problem is collected and raised once, before anything is written. -#}
 
 {% macro read_cdc_config(source, versions=none) -%}
   {#- Returns the validated settings of an `auto_cdc` model as a dict (see README, "Configuration").
@@ -514,4 +280,90 @@
       'source_columns': source_columns,
       'state_config': state_config,
   }) }}
+{%- endmacro %}
+{% macro _config_value(name, default=none) -%}
+  {#- Top-level config first, then the same key under `meta`. -#}
+  {%- set value = config.get(name) -%}
+  {%- if value is none -%}
+    {%- set value = (config.get('meta') or {}).get(name) -%}
+  {%- endif -%}
+  {{ return(default if value is none else value) }}
+{%- endmacro %}
+
+
+{% macro _as_list(value) -%}
+  {%- if value is none -%}{{ return([]) }}
+  {%- elif value is string -%}{{ return([value]) }}
+  {%- else -%}{{ return(value | list) }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _resolve_column(name, source_columns) -%}
+  {#- The model query's spelling of `name`: exact match first, then case-insensitive. -#}
+  {%- if name in source_columns -%}{{ return(name) }}{%- endif -%}
+  {%- set matches = [] -%}
+  {%- for column in source_columns -%}
+    {%- if column | lower == name | lower -%}{%- do matches.append(column) -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return(matches[0] if matches | length == 1 else none) }}
+{%- endmacro %}
+
+
+{% macro _resolve_columns(config_name, names, source_columns, errors) -%}
+  {%- set resolved = [] -%}
+  {%- for name in names -%}
+    {%- set column = auto_cdc._resolve_column(name, source_columns) -%}
+    {%- if column is none -%}
+      {%- do errors.append("`" ~ config_name ~ "` names column '" ~ name ~ "', which the model query does not return (it returns: "
+                           ~ (source_columns | join(', ')) ~ ").") -%}
+    {%- else -%}
+      {%- do resolved.append(column) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(resolved) }}
+{%- endmacro %}
+
+
+{% macro _column_subset(list_name, default_columns, value_columns, source_columns, errors) -%}
+  {#- For a pair `<x>_column_list` / `<x>_except_column_list` of non-key written columns: the
+      listed columns, or `default_columns` without the excepted ones; none when neither is set. -#}
+  {%- set except_name = list_name | replace('_column_list', '_except_column_list') -%}
+  {%- set listed = auto_cdc._config_value(list_name) -%}
+  {%- set excepted = auto_cdc._config_value(except_name) -%}
+  {%- if listed is none and excepted is none -%}{{ return(none) }}{%- endif -%}
+  {%- set config_name = list_name if listed is not none else except_name -%}
+  {%- set named = auto_cdc._resolve_columns(config_name, auto_cdc._as_list(listed if listed is not none else excepted), source_columns, errors) -%}
+  {%- for column in named if column not in value_columns -%}
+    {%- do errors.append("`" ~ config_name ~ "` names '" ~ column ~ "', which is not a non-key column written to the target.") -%}
+  {%- endfor -%}
+  {%- if listed is not none -%}
+    {{ return(value_columns | select('in', named) | list) }}
+  {%- endif -%}
+  {{ return(default_columns | reject('in', named) | list) }}
+{%- endmacro %}
+
+
+{% macro _exclusive(a, b, errors) -%}
+  {%- if auto_cdc._config_value(a) is not none and auto_cdc._config_value(b) is not none -%}
+    {%- do errors.append("`" ~ a ~ "` and `" ~ b ~ "` are mutually exclusive: set only one of them.") -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _normalized_sql(expr) -%}
+  {#- An expression as recorded for change detection: whitespace runs are one space. -#}
+  {{ return(none if expr is none else modules.re.sub('\\s+', ' ', expr | string) | trim) }}
+{%- endmacro %}
+
+
+{% macro _config_columns(name, source_columns) -%}
+  {#- A column-list config as recorded for change detection: the columns it names, in lower case, sorted. -#}
+  {%- set value = auto_cdc._config_value(name) -%}
+  {%- if value is none -%}{{ return(none) }}{%- endif -%}
+  {%- set columns = [] -%}
+  {%- for item in auto_cdc._as_list(value) -%}
+    {%- do columns.append((auto_cdc._resolve_column(item | string, source_columns) or item) | lower) -%}
+  {%- endfor -%}
+  {{ return(columns | sort | list) }}
 {%- endmacro %}

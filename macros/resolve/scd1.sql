@@ -1,6 +1,7 @@
-{#- SCD type 1: one set-based statement that resolves, for every key the batch touches (and,
-    when a truncate advances, every stored row it clears), the row the target must hold, the
-    action that gets it there, and the key's new state. Its cost follows those keys only. -#}
+{#- Stage 6, resolve (SCD type 1). In: the batch, the touched keys' state and target rows, the
+    truncate watermark. Out: one row per touched key (and, when a truncate advances, per stored
+    row it clears): the row the key must have, the action (`__cdc_action`: insert, update,
+    delete, none) and the key's new state. Its cost follows those keys only. -#}
 
 {% macro watermark_ctes(cfg, batch, runs) -%}
   {#- CTEs ending in `watermark`: the truncate watermark after this batch (`__t`). -#}

@@ -1,8 +1,9 @@
-{#- auto_cdc_from_snapshot: snapshots in, change events out. Every snapshot is compared with the
-    one before it: for the first new version, the target's current rows (what the last applied
-    snapshot left); for the next ones, the previous new version. One statement either way: a
-    single new snapshot (every run of the per-run way) is joined with the current rows; several
-    are ranked by version and compared per key with window functions. -#}
+{#- Stage 3, batch (auto_cdc_from_snapshot): snapshots in, change events out. In: the snapshots
+    read and the target's current rows. Out: the SQL of a batch shaped like auto_cdc's (keys,
+    written columns, `__cdc_op`, `__cdc_seq` = the version). Every snapshot is compared with the
+    one before it: for the first new version, the target's current rows; for the next ones, the
+    previous new version. A single new snapshot is joined with the current rows; several are
+    ranked by version and compared per key with window functions. -#}
 
 {% macro snapshot_events_sql(cfg, snapshots, read_versions, previous, n_versions) -%}
   {#- `read_versions`: every version read (a snapshot may have no rows); `n_versions` of them are
@@ -113,54 +114,4 @@
   from compared as c
   join versions as v on v.__cdc_rank = c.__cdc_rank + 1
   where c.__cdc_next_rank is null or c.__cdc_next_rank > c.__cdc_rank + 1
-{%- endmacro %}
-
-
-{% macro check_mass_delete(cfg, batch, snapshots, read_versions, previous) -%}
-  {#- A snapshot that would delete more than `max_delete_fraction` of the keys present before it
-      is far more often an empty or truncated extract than real deletes: fail before writing.
-      Keys present before a version: the target's current rows for the first version applied,
-      else the previous snapshot's rows. Tables with fewer than 10 such keys are left alone. -#}
-  {%- set fraction = cfg.max_delete_fraction -%}
-  {%- if fraction >= 1 -%}{{ return(none) }}{%- endif -%}
-  {#- Only a version deleting more than fraction * 10 keys can trip the guard: count first. -#}
-  {%- set most = run_query("select coalesce(max(n), 0) from (select count(*) as n from " ~ batch
-                            ~ " where __cdc_op = 'delete' group by __cdc_seq) as per_version").rows[0][0] -%}
-  {%- if most <= fraction * 10 -%}{{ return(none) }}{%- endif -%}
-  {%- set query -%}
-    with versions as (
-      select __cdc_version, row_number() over (order by __cdc_version) as __cdc_rank
-      from {{ read_versions }} where __cdc_applied
-    ),
-    sizes as (
-      select v.__cdc_rank, count(*) as n
-      from {{ snapshots }} as s join versions as v on s.__cdc_version = v.__cdc_version
-      group by v.__cdc_rank
-    ),
-    deleted as (
-      select __cdc_seq, count(*) as n from {{ batch }} where __cdc_op = 'delete' group by __cdc_seq
-    ),
-    checked as (
-      select v.__cdc_rank, v.__cdc_version, d.n as deleted,
-        case when v.__cdc_rank = 1
-          then {% if previous is none %}0{% else %}(select count(*) from ({{ auto_cdc.previous_rows_sql(cfg, previous) }}) as current_rows){% endif %}
-          else coalesce(p.n, 0) end as present
-      from versions as v
-      join deleted as d on d.__cdc_seq = v.__cdc_version
-      left join sizes as p on p.__cdc_rank = v.__cdc_rank - 1
-    )
-    select __cdc_version, deleted, present from checked
-    where present >= 10 and deleted > {{ fraction }} * present
-    order by __cdc_rank
-    limit 1
-  {%- endset -%}
-  {%- set rows = run_query(query).rows -%}
-  {%- if rows | length > 0 -%}
-    {%- set version, deleted, present = rows[0] -%}
-    {%- do auto_cdc.raise_bad_data(cfg.model_name, [
-        "the snapshot at version " ~ version ~ " would delete " ~ deleted ~ " of the " ~ present ~ " keys present before it ("
-        ~ (100 * deleted / present) | round | int ~ "%), more than `max_delete_fraction` (" ~ fraction ~ ") allows. An empty or truncated"
-        ~ " extract looks like this: fix the source. If the deletes are real, raise `max_delete_fraction` on the model for this run"
-        ~ " (1 turns the guard off)."], 'a snapshot that looks truncated') -%}
-  {%- endif -%}
 {%- endmacro %}

@@ -1,4 +1,4 @@
-{#- User-facing: the rows of an SCD2 or bitemporal target as of a point in time. -#}
+{#- Public: the rows of an SCD2 or bitemporal target as of a point in time. -#}
 
 {% macro as_of(relation, business_time=none, system_time=none) -%}
   {#- `select` of the rows of `relation` valid at `business_time` (a SQL expression compared

@@ -1,5 +1,6 @@
-{#- One apply, whichever the SCD type (1, 2, bitemporal): resolve the changes into a temp table,
-    count them, write them, record the run. -#}
+{#- Stages 6-8 for every SCD type. In: `arg_dict` (cfg, the batch, the model's relations). Out:
+    the changes resolved into a temp table, counted, written, and the run recorded; returns the
+    metrics. -#}
 
 {% macro apply_changes(arg_dict) -%}
   {%- set cfg = arg_dict.cfg -%}

@@ -1,5 +1,5 @@
-{#- Writes the resolved changes: the target first, then the state, each in one statement per
-    kind of change. All of it runs inside the model's single transaction. -#}
+{#- Stage 7, apply (SCD type 1). In: the resolved changes. Out: the target written, the touched
+    keys' state replaced, expired tombstones forgotten. -#}
 
 {% macro scd1_apply_statements(arg_dict) -%}
   {{ return(adapter.dispatch('scd1_apply_statements', 'auto_cdc')(arg_dict)) }}
@@ -53,38 +53,6 @@
     'delete from ' ~ state ~ ' where ' ~ auto_cdc.seq_first('__cdc_upsert_seq', n) ~ ' is null and __cdc_deleted_at < '
     ~ auto_cdc.seconds_ago(cfg.tombstone_retention)) -%}
   {{ return(statements) }}
-{%- endmacro %}
-
-
-{% macro record_run_sql(arg_dict) -%}
-  {#- Appends this run's row to the run history: metrics, checkpoint and truncate watermark. -#}
-  {%- set cfg = arg_dict.cfg -%}
-  {%- set n = cfg.seq_parts -%}
-  {%- set runs = arg_dict.runs -%}
-  {%- set checkpoint = cfg.checkpoint_column -%}
-  insert into {{ runs }} (run_id, invocation_id, applied_at, full_refresh, num_events, num_upserted_rows, num_deleted_rows,
-                          checkpoint_column, checkpoint_value, {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }}, config)
-  with {{ auto_cdc.watermark_ctes(cfg, arg_dict.batch, runs) }}
-  select
-    (select coalesce(max(run_id), 0) + 1 from {{ runs }}),
-    {{ auto_cdc.string_literal(invocation_id) }},
-    {{ dbt.current_timestamp() }},
-    {{ 'true' if arg_dict.full_refresh else 'false' }},
-    {{ arg_dict.metrics.n_events }},
-    {{ arg_dict.metrics.num_upserted_rows }},
-    {{ arg_dict.metrics.num_deleted_rows }},
-    {%- if checkpoint %}
-    {{ auto_cdc.string_literal(checkpoint) }},
-    coalesce(
-      (select cast(max({{ auto_cdc.quote_identifier(checkpoint) }}) as {{ dbt.type_string() }}) from {{ arg_dict.batch }}),
-      {{ 'null' if arg_dict.previous_checkpoint is none else auto_cdc.string_literal(arg_dict.previous_checkpoint) }}
-    ),
-    {%- else %}
-    null, null,
-    {%- endif %}
-    {{ auto_cdc.seq_names('__t', n) | join(', ') }},
-    {{ auto_cdc.string_literal(tojson(cfg.state_config)) }}
-  from watermark
 {%- endmacro %}
 
 

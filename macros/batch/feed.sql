@@ -1,0 +1,76 @@
+{#- Stage 3, batch (auto_cdc). In: `cfg`, the model query, the last checkpoint. Out: the SQL of the
+    run's batch: the events above the checkpoint with their kind (`__cdc_op`), sequence parts
+    (`__cdc_seq*`), system sequence and, for partial updates, the columns they write. -#}
+
+{% macro checkpoint_filter(cfg, previous, source_columns) -%}
+  {#- Only rows strictly above the highest checkpoint value already applied, and rows with no
+      checkpoint value at all (a data error that validate_batch reports, instead of skipping
+      them for ever). Without a stored value for this checkpoint column (first run, full
+      refresh, column changed): read all. -#}
+  {%- if not cfg.checkpoint_column or previous is none or previous.checkpoint_column != cfg.checkpoint_column
+        or previous.checkpoint_value is none -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set data_type = (source_columns | selectattr('name', 'equalto', cfg.checkpoint_column) | first).data_type -%}
+  {%- set column = 'src.' ~ auto_cdc.quote_identifier(cfg.checkpoint_column) -%}
+  {{ return('(' ~ column ~ ' > cast(' ~ auto_cdc.string_literal(previous.checkpoint_value) ~ ' as ' ~ data_type ~ ') or '
+            ~ column ~ ' is null)') }}
+{%- endmacro %}
+{% macro batch_sql(cfg, sql, checkpoint_filter=none) -%}
+  {{ return(adapter.dispatch('batch_sql', 'auto_cdc')(cfg, sql, checkpoint_filter)) }}
+{%- endmacro %}
+
+{% macro default__batch_sql(cfg, sql, checkpoint_filter) -%}
+  {%- set kinds = [] -%}
+  {%- if cfg.deletes_expr -%}{%- do kinds.append("when (" ~ cfg.deletes_expr ~ ") then 'delete'") -%}{%- endif -%}
+  {%- if cfg.truncates_expr -%}{%- do kinds.append("when (" ~ cfg.truncates_expr ~ ") then 'truncate'") -%}{%- endif -%}
+  {%- set seq_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
+  select
+    src.*,
+    {% if kinds -%} case {{ kinds | join(' ') }} else 'upsert' end {%- else -%} 'upsert' {%- endif %} as __cdc_op,
+    {%- for expr in cfg.sequence_exprs %}
+    {{ expr }} as {{ seq_names[loop.index0] }}{{ ',' if not loop.last or cfg.columns_to_update or cfg.system_expr }}
+    {%- endfor %}
+    {%- if cfg.system_expr %}
+    {{ cfg.system_expr }} as __cdc_sys{{ ',' if cfg.columns_to_update }}
+    {%- endif %}
+    {%- if cfg.columns_to_update %}
+    {{ auto_cdc.columns_to_update_list('src.' ~ auto_cdc.quote_identifier(cfg.columns_to_update)) }} as __cdc_ctu
+    {%- endif %}
+  from (
+    {{ sql }}
+  ) as src
+  {%- if checkpoint_filter %}
+  where {{ checkpoint_filter }}
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro columns_to_update_list(expr) -%}
+  {{ return(adapter.dispatch('columns_to_update_list', 'auto_cdc')(expr)) }}
+{%- endmacro %}
+
+{% macro default__columns_to_update_list(expr) -%}
+  {#- A native array (rendered as {a,b} or [a, b]) or a comma-separated string, normalised to
+      ',a,b,' in lower case, so membership is a plain substring test. NULL stays NULL
+      (the event writes every column). -#}
+  ',' || lower(regexp_replace(trim(translate(cast({{ expr }} as {{ dbt.type_string() }}), '[]{}"''', '')), '\s*,\s*', ',', 'g')) || ','
+{%- endmacro %}
+
+
+{% macro column_is_listed(ctu_expr, column) -%}
+  {#- True when the normalised columns_to_update value names `column` (NULL: every column). -#}
+  ({{ ctu_expr }} is null or position({{ auto_cdc.string_literal(',' ~ (column | lower) ~ ',') }} in {{ ctu_expr }}) > 0)
+{%- endmacro %}
+
+
+{% macro writes_column(cfg, column) -%}
+  {#- SQL condition: does a batch event write `column`? Partial updates decide per column. -#}
+  {%- if cfg.columns_to_update -%}
+    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.column_is_listed('__cdc_ctu', column)) }}
+  {%- elif column in cfg.ignore_null_columns -%}
+    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.quote_identifier(column) ~ " is not null") }}
+  {%- else -%}
+    {{ return("__cdc_op = 'upsert'") }}
+  {%- endif -%}
+{%- endmacro %}

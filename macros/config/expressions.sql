@@ -1,0 +1,15 @@
+{#- Stage 1, configuration: expression configs. In: `cfg.expressions` and the model query. Out:
+    nothing, or an error naming the config whose SQL does not compile. -#}
+
+{% macro check_expressions(cfg, sql) -%}
+  {#- Expression configs are SQL pasted into the batch query. One that does not compile against
+      the model query's columns fails here, naming the config, instead of as a raw error of a
+      generated statement. (The database's own message cannot be kept: dbt's Jinja has no
+      try/except, only try_or_compiler_error.) -#}
+  {%- for name, expr in cfg.expressions -%}
+    {%- set message = "auto_cdc: model '" ~ cfg.model_name ~ "': `" ~ name ~ "` (" ~ expr ~ ") cannot be evaluated on the model query's rows;"
+        ~ " nothing was written. It is SQL over the query's columns (" ~ (cfg.source_columns | join(', '))
+        ~ "): check the column names, their quoting (PostgreSQL folds unquoted names to lower case) and the syntax." -%}
+    {%- do try_or_compiler_error(message, run_query, 'select (' ~ expr ~ ') as probe from (' ~ sql ~ ') as src where false') -%}
+  {%- endfor -%}
+{%- endmacro %}

@@ -1,0 +1,56 @@
+{#- Stage 8, record. In: the run's metrics, checkpoint and truncate watermark. Out: a row in the
+    run history (and the versions read, for snapshots); the metrics in the log line and in
+    run_results.json. -#}
+
+{% macro change_metrics(changes, shape) -%}
+  {%- set row = run_query(
+      "select coalesce(sum(case when __cdc_action in ('insert', 'update') then 1 else 0 end), 0),"
+      ~ " coalesce(sum(case when __cdc_action = 'delete' then 1 else 0 end), 0) from " ~ changes).rows[0] -%}
+  {{ return({'n_events': shape.n_events, 'num_upserted_rows': row[0] | int, 'num_deleted_rows': row[1] | int}) }}
+{%- endmacro %}
+
+
+{% macro record_run_sql(arg_dict) -%}
+  {#- Appends this run's row to the run history: metrics, checkpoint and truncate watermark. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set n = cfg.seq_parts -%}
+  {%- set runs = arg_dict.runs -%}
+  {%- set checkpoint = cfg.checkpoint_column -%}
+  insert into {{ runs }} (run_id, invocation_id, applied_at, full_refresh, num_events, num_upserted_rows, num_deleted_rows,
+                          checkpoint_column, checkpoint_value, {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }}, config)
+  with {{ auto_cdc.watermark_ctes(cfg, arg_dict.batch, runs) }}
+  select
+    (select coalesce(max(run_id), 0) + 1 from {{ runs }}),
+    {{ auto_cdc.string_literal(invocation_id) }},
+    {{ dbt.current_timestamp() }},
+    {{ 'true' if arg_dict.full_refresh else 'false' }},
+    {{ arg_dict.metrics.n_events }},
+    {{ arg_dict.metrics.num_upserted_rows }},
+    {{ arg_dict.metrics.num_deleted_rows }},
+    {%- if checkpoint %}
+    {{ auto_cdc.string_literal(checkpoint) }},
+    coalesce(
+      (select cast(max({{ auto_cdc.quote_identifier(checkpoint) }}) as {{ dbt.type_string() }}) from {{ arg_dict.batch }}),
+      {{ 'null' if arg_dict.previous_checkpoint is none else auto_cdc.string_literal(arg_dict.previous_checkpoint) }}
+    ),
+    {%- else %}
+    null, null,
+    {%- endif %}
+    {{ auto_cdc.seq_names('__t', n) | join(', ') }},
+    {{ auto_cdc.string_literal(tojson(cfg.state_config)) }}
+  from watermark
+{%- endmacro %}
+
+
+{% macro record_versions_sql(versions, read_versions, runs) -%}
+  insert into {{ versions }} (version, run_id, applied)
+  select __cdc_version, (select max(run_id) from {{ runs }}), __cdc_applied from {{ read_versions }}
+{%- endmacro %}
+
+
+{% macro report(cfg, metrics) -%}
+  {#- Shown in the log line and in run_results.json (message, rows_affected). -#}
+  {%- set message = 'num_upserted_rows=' ~ metrics.num_upserted_rows ~ ' num_deleted_rows=' ~ metrics.num_deleted_rows -%}
+  {%- do store_raw_result(name='main', message=message, code='AUTO_CDC',
+                          rows_affected=metrics.num_upserted_rows + metrics.num_deleted_rows) -%}
+{%- endmacro %}

@@ -1,0 +1,88 @@
+{#- Stage 2, the run's frame. In: the target relation and what exists in its schema. Out: the
+    model's relations, which of them exist, and whether this run creates, rebuilds or applies
+    (an `--empty` run applies nothing); the last run's record. -#}
+
+{% macro is_empty_run() -%}
+  {#- `dbt run --empty` / `dbt build --empty`: a schema-only dry run. It must never change an
+      existing target, its state, run history, checkpoint or snapshot versions. -#}
+  {{ return(flags.EMPTY is sameas true) }}
+{%- endmacro %}
+{% macro state_relations(target_relation) -%}
+  {#- Per-key state and run history (and for snapshots the processed versions) live next to
+      the target, named after it. -#}
+  {%- set base = target_relation.identifier -%}
+  {{ return({
+      'state': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_state')}, type='table'),
+      'runs': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_runs')}, type='table'),
+      'versions': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_versions')}, type='table'),
+      'seq_type': auto_cdc.quote_identifier(target_relation.schema) ~ '.' ~ auto_cdc.quote_identifier(auto_cdc.derived_name(base, '__cdc_seq')),
+  }) }}
+{%- endmacro %}
+
+
+{% macro existing_relations(relations) -%}
+  {#- Which of `relations` (all in one schema) exist, each with its type, or none. Asks the
+      database, not dbt's relation cache: the cache was filled when the invocation started, and
+      a concurrent run of the same model may have created the tables since. -#}
+  {%- set found = {} -%}
+  {%- for row in list_relations_without_caching(relations[0].without_identifier()) -%}
+    {%- do found.update({row['name']: row['type']}) -%}
+  {%- endfor -%}
+  {%- set out = [] -%}
+  {%- for relation in relations -%}
+    {%- do out.append(relation.incorporate(type=found[relation.identifier]) if relation.identifier in found else none) -%}
+  {%- endfor -%}
+  {{ return(out) }}
+{%- endmacro %}
+
+
+{% macro run_mode(relations, existing) -%}
+  {#- 'create' (none of the model's tables exists yet), 'rebuild' (an explicit full refresh) or
+      'apply'. `relations`: the target first, then its helper tables (state, run history, and for
+      snapshots the versions); `existing`: what existing_relations() found for each. The tables
+      only make sense together: a partial set fails instead of being rebuilt from the model
+      query, which would silently lose history the query no longer returns. -#}
+  {%- set target = existing[0] -%}
+  {%- set helpers = relations[1:] -%}
+  {%- set missing = [] -%}
+  {%- for i in range(1, relations | length) if existing[i] is none -%}{%- do missing.append(relations[i]) -%}{%- endfor -%}
+  {%- set helpers_found = helpers | length - missing | length -%}
+  {%- if should_full_refresh() -%}
+    {%- if target is not none or helpers_found > 0 -%}
+      {%- do log("auto_cdc: " ~ model.name ~ ": full refresh: rebuilding " ~ relations[0] ~ " and its state from the whole model query", info=true) -%}
+      {{ return('rebuild') }}
+    {%- endif -%}
+    {{ return('create') }}
+  {%- endif -%}
+  {#- A view in the target's place holds no rows: it is replaced, as dbt's table materialization does. -#}
+  {%- if helpers_found == 0 and (target is none or not target.is_table) -%}{{ return('create') }}{%- endif -%}
+  {%- if target is not none and target.is_table and not missing -%}{{ return('apply') }}{%- endif -%}
+
+  {%- set absent = missing if target is not none and target.is_table else [relations[0]] + missing -%}
+  {%- set present = [] -%}
+  {%- for relation in relations if relation not in absent -%}{%- do present.append(relation | string) -%}{%- endfor -%}
+  {%- set snapshot = model.config.materialized == 'auto_cdc_from_snapshot' -%}
+  {%- set message -%}
+    auto_cdc: model '{{ model.name }}': {{ absent | join(' and ') }} {{ 'is' if absent | length == 1 else 'are' }} missing
+    {%- if target is not none and not target.is_table %} (a {{ target.type }} stands in the target's place){% endif %}, while {{ present | join(' and ') }} {{ 'exists' if present | length == 1 else 'exist' }}; nothing was written.
+    A model's target and its helper tables belong together, and auto_cdc never rebuilds them on its own: what the state held (tombstones, event history, checkpoint, processed versions) cannot be recovered from the target.
+    {%- if existing[1:] | reject('none') | list | length == 0 %} If {{ relations[0] }} was not built by auto_cdc, it is not replaced without being asked.{% endif %}
+    Restore the missing table if you can; otherwise `dbt run --full-refresh -s {{ model.name }}` rebuilds all of them from the whole model query
+    {%- if snapshot %}, starting again from the current snapshot: earlier snapshot versions cannot be rebuilt that way.
+    {%- else %}: events the model query no longer returns are lost.{% endif %}
+    {%- if config.get('full_refresh') is sameas false %} This model sets `full_refresh: false`, which makes `--full-refresh` skip it: remove that setting for the rebuild.{% endif %}
+  {%- endset -%}
+  {%- do exceptions.raise_compiler_error(message | trim) -%}
+{%- endmacro %}
+
+
+{% macro last_run(runs_relation) -%}
+  {#- The latest run's row as a dict (its checkpoint and the configuration it ran with), or none
+      before the first run. Run histories from before the `config` column have none. -#}
+  {%- set table = run_query('select * from ' ~ runs_relation ~ ' order by run_id desc limit 1') -%}
+  {%- if table.rows | length == 0 -%}{{ return(none) }}{%- endif -%}
+  {%- set row = table.rows[0] -%}
+  {%- set recorded = 'config' in table.column_names -%}
+  {{ return({'checkpoint_column': row['checkpoint_column'], 'checkpoint_value': row['checkpoint_value'],
+             'has_config_column': recorded, 'config': fromjson(row['config']) if recorded and row['config'] else none}) }}
+{%- endmacro %}

@@ -1,0 +1,70 @@
+{#- Stage 5, tables: how a stored type takes a new one. In: two data type strings. Out: 'fits',
+    {'widen': type} or 'incompatible'; never a change that rounds or truncates. -#}
+
+{% macro type_change(stored, incoming) -%}
+  {#- How a column stored as type `stored` takes values of type `incoming` (data type strings): 'fits'
+      (nothing to do), {'widen': <type>} (alter the stored column to <type>), or 'incompatible'.
+      Widening: integers to larger integers, decimals to more digits on either side of the
+      point, integers into decimals, floats to doubles, strings to longer or unbounded ones. -#}
+  {{ return(adapter.dispatch('type_change', 'auto_cdc')(stored, incoming)) }}
+{%- endmacro %}
+
+{% macro default__type_change(stored, incoming) -%}
+  {%- set s = auto_cdc._parse_type(stored) -%}
+  {%- set i = auto_cdc._parse_type(incoming) -%}
+  {%- if s.text == i.text -%}{{ return('fits') }}{%- endif -%}
+  {%- set integers = {'tinyint': 1, 'int1': 1, 'smallint': 2, 'int2': 2, 'integer': 3, 'int': 3, 'int4': 3,
+                      'bigint': 4, 'int8': 4, 'hugeint': 5, 'int128': 5} -%}
+  {%- set integer_digits = {1: 3, 2: 5, 3: 10, 4: 19, 5: 39} -%}
+  {%- set floats = {'real': 1, 'float4': 1, 'float': 1, 'double': 2, 'float8': 2, 'double precision': 2} -%}
+  {%- set decimals = ['numeric', 'decimal'] -%}
+  {%- set strings = ['character varying', 'varchar', 'text', 'string'] -%}
+
+  {%- if s.name in integers and i.name in integers -%}
+    {{ return('fits' if integers[i.name] <= integers[s.name] else {'widen': incoming}) }}
+  {%- elif s.name in floats and i.name in floats -%}
+    {{ return('fits' if floats[i.name] <= floats[s.name] else {'widen': incoming}) }}
+  {%- elif s.name in strings and i.name in strings -%}
+    {%- if s.size is none or (i.size is not none and i.size <= s.size) -%}{{ return('fits') }}{%- endif -%}
+    {{ return({'widen': incoming}) }}
+  {%- elif s.name in decimals and (i.name in decimals or i.name in integers) -%}
+    {%- if s.size is none -%}{{ return('fits') }}{%- endif -%}  {#- PostgreSQL's unbounded numeric -#}
+    {%- if i.name in decimals and i.size is none -%}{{ return({'widen': i.name}) }}{%- endif -%}
+    {%- set i_scale = 0 if i.name in integers else i.scale -%}
+    {%- set i_whole = integer_digits[integers[i.name]] if i.name in integers else i.size - i.scale -%}
+    {%- set whole = [s.size - s.scale, i_whole] | max -%}
+    {%- set scale = [s.scale, i_scale] | max -%}
+    {%- if whole == s.size - s.scale and scale == s.scale -%}{{ return('fits') }}{%- endif -%}
+    {%- if whole + scale > auto_cdc.max_decimal_precision() -%}{{ return('incompatible') }}{%- endif -%}
+    {{ return({'widen': s.name ~ '(' ~ (whole + scale) ~ ',' ~ scale ~ ')'}) }}
+  {%- endif -%}
+  {{ return('incompatible') }}
+{%- endmacro %}
+
+
+{% macro _parse_type(data_type) -%}
+  {#- 'numeric(12,4)' -> name 'numeric', size 12, scale 4; 'character varying(20)' -> size 20. -#}
+  {%- set text = data_type | lower | trim -%}
+  {%- set match = modules.re.fullmatch('([a-z][a-z0-9_ ]*?)\\s*(?:\\(\\s*(\\d+)\\s*(?:,\\s*(\\d+)\\s*)?\\))?', text) -%}
+  {%- if match is none -%}{{ return({'text': text, 'name': text, 'size': none, 'scale': 0}) }}{%- endif -%}
+  {{ return({'text': text, 'name': match.group(1), 'size': none if match.group(2) is none else match.group(2) | int,
+             'scale': (match.group(3) or 0) | int}) }}
+{%- endmacro %}
+
+
+{% macro max_decimal_precision() -%}
+  {{ return(adapter.dispatch('max_decimal_precision', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__max_decimal_precision() -%}{{ return(38) }}{%- endmacro %}
+
+{% macro postgres__max_decimal_precision() -%}{{ return(1000) }}{%- endmacro %}
+
+
+{% macro alter_column_type(relation, column, data_type) -%}
+  {{ return(adapter.dispatch('alter_column_type', 'auto_cdc')(relation, column, data_type)) }}
+{%- endmacro %}
+
+{% macro default__alter_column_type(relation, column, data_type) -%}
+  alter table {{ relation }} alter column {{ auto_cdc.quote_identifier(column) }} type {{ data_type }}
+{%- endmacro %}

@@ -1,0 +1,145 @@
+{#- Stage 5, tables (create or rebuild). In: `cfg`, the batch (for the column types), the model's
+    relations. Out: the target, its state and run history (and for snapshots the processed
+    versions), empty; under a contract the target has the contract's DDL and constraints. -#}
+
+{% macro rebuild_tables(cfg, batch, target, state, existing) -%}
+  {#- First run or full refresh: drop whatever of the model's tables exists (`existing`, none
+      for the missing ones), then create them empty, typed after the batch. Runs inside the
+      model's transaction, so a failure later in the run keeps the old tables. -#}
+  {%- for relation in existing if relation is not none -%}
+    {%- do adapter.drop_relation(relation) -%}
+  {%- endfor -%}
+  {%- do auto_cdc.run_statements([auto_cdc.drop_sequence_type(cfg)]) -%}
+  {%- do auto_cdc.create_state_tables(cfg, batch, target, state) -%}
+{%- endmacro %}
+
+
+{% macro create_state_tables(cfg, batch, target, state) -%}
+  {#- Empty target (see create_target_sql), state and run history, typed after the batch. -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- set runs_columns -%}
+      cast(0 as {{ dbt.type_bigint() }}) as run_id,
+      cast(null as {{ dbt.type_string() }}) as invocation_id,
+      {{ dbt.current_timestamp() }} as applied_at,
+      cast(false as {{ dbt.type_boolean() }}) as full_refresh,
+      cast(0 as {{ dbt.type_bigint() }}) as num_events,
+      cast(0 as {{ dbt.type_bigint() }}) as num_upserted_rows,
+      cast(0 as {{ dbt.type_bigint() }}) as num_deleted_rows,
+      cast(null as {{ dbt.type_string() }}) as checkpoint_column,
+      cast(null as {{ dbt.type_string() }}) as checkpoint_value,
+      {{ auto_cdc.seq_select('__cdc_seq', 'truncate_seq', n) }},
+      cast(null as {{ dbt.type_string() }}) as config
+  {%- endset -%}
+  {%- if cfg.scd_type == '1' -%}
+    {%- do auto_cdc.run_statements([
+        auto_cdc.create_target_sql(cfg, batch, target),
+        'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.state_columns_sql(cfg, 'b') ~ ' from ' ~ batch ~ ' as b where 1 = 0',
+        auto_cdc.create_key_index(target, cfg.key_columns),
+        auto_cdc.create_key_index(state.state, cfg.key_columns),
+        auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', n)),
+    ]) -%}
+  {%- else -%}
+    {#- SCD2: the target gains __START_AT/__END_AT typed like the sequence (bitemporal also
+        __SYSTEM_START_AT/__SYSTEM_END_AT typed like the system sequence); the state keeps events. -#}
+    {%- set identity = cfg.key_columns + ['__START_AT'] -%}
+    {%- set event_identity = cfg.key_columns + auto_cdc.seq_names('__cdc_seq', n) -%}
+    {%- if cfg.system_expr -%}
+      {%- set identity = identity + ['__SYSTEM_START_AT'] -%}
+      {%- set event_identity = event_identity + ['__cdc_sys'] -%}
+    {%- endif -%}
+    {%- do auto_cdc.run_statements([auto_cdc.create_sequence_type(cfg, batch)]) -%}
+    {%- do auto_cdc.run_statements([
+        auto_cdc.create_target_sql(cfg, batch, target),
+        'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.scd2_event_columns_sql(cfg) ~ ' from ' ~ batch ~ ' where 1 = 0',
+        auto_cdc.create_key_index(target, identity),
+        auto_cdc.create_key_index(state.state, event_identity),
+    ]) -%}
+  {%- endif -%}
+  {%- do auto_cdc.run_statements([
+      'create table ' ~ state.runs ~ ' as select ' ~ runs_columns ~ ' from ' ~ batch ~ ' where 1 = 0',
+      auto_cdc.create_key_index(state.runs, ['run_id']),
+  ]) -%}
+{%- endmacro %}
+
+
+{% macro state_columns_sql(cfg, source_alias) -%}
+  {#- Select list that gives the state table its columns and types, from the batch. -#}
+  {%- set n = cfg.seq_parts -%}
+  {{ auto_cdc.quoted_list(cfg.key_columns, source_alias ~ '.') }},
+  {{ auto_cdc.seq_select('__cdc_seq', '__cdc_upsert_seq', n, alias=source_alias) }},
+  {{ auto_cdc.seq_select('__cdc_seq', '__cdc_delete_seq', n, alias=source_alias) }},
+  {{ dbt.current_timestamp() }} as __cdc_deleted_at
+  {%- if cfg.partial %}
+  {%- for column in cfg.value_columns %},
+  {{ auto_cdc.seq_select('__cdc_seq', auto_cdc.column_seq_prefix(column), n, alias=source_alias) }}
+  {%- endfor %}
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro scd2_event_columns_sql(cfg) -%}
+  {#- Select list (over the batch) that gives the SCD2 / bitemporal events table its columns and types. -#}
+  {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', ') }}, __cdc_op
+  {%- if cfg.system_expr %}, __cdc_sys{% endif %}
+  {%- if cfg.value_columns %}, {{ auto_cdc.quoted_list(cfg.value_columns) }}{% endif %}
+  {%- for column in cfg.value_columns if cfg.partial %}, cast(true as {{ dbt.type_boolean() }}) as {{ auto_cdc.event_flag(column) }}{% endfor %},
+  {{ dbt.current_timestamp() }} as __cdc_arrived_at
+{%- endmacro %}
+
+
+{% macro create_target_sql(cfg, batch, target) -%}
+  {#- The empty target. Under a contract: the contract's column definitions and constraints
+      (the types were checked to match), plus the validity columns it does not declare. -#}
+  {%- if not auto_cdc.contract_enforced() -%}
+    create table {{ target }} as
+    select {{ auto_cdc.quoted_list(cfg.written_columns) }}
+    {%- for name, value in auto_cdc.period_columns(cfg) %}, {{ value }} as {{ auto_cdc.quote_identifier(name) }}{% endfor %}
+    from {{ batch }} where 1 = 0
+  {%- else -%}
+    {%- set declared = model.columns.values() | map(attribute='name') | map('lower') | list -%}
+    {%- set definitions = adapter.render_raw_columns_constraints(raw_columns=model['columns']) -%}
+    {%- for name, value in auto_cdc.period_columns(cfg) if name | lower not in declared -%}
+      {%- do definitions.append(auto_cdc.quote_identifier(name) ~ ' ' ~ auto_cdc.column_type_of(batch, value)) -%}
+    {%- endfor -%}
+    create table {{ target }} (
+      {{ (definitions + adapter.render_raw_model_constraints(raw_constraints=model['constraints'])) | join(',\n      ') }}
+    )
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro period_columns(cfg) -%}
+  {#- The validity columns an SCD2 / bitemporal target adds to the written columns, as
+      (name, its value over the batch, the batch column its type follows). -#}
+  {%- if cfg.scd_type == '1' -%}{{ return([]) }}{%- endif -%}
+  {%- set sequence = auto_cdc.seq_value('__cdc_seq', cfg) -%}
+  {%- set columns = [('__START_AT', sequence), ('__END_AT', sequence)] -%}
+  {%- if cfg.system_expr -%}
+    {%- do columns.extend([('__SYSTEM_START_AT', '__cdc_sys'), ('__SYSTEM_END_AT', '__cdc_sys')]) -%}
+  {%- endif -%}
+  {{ return(columns) }}
+{%- endmacro %}
+
+
+{% macro column_type_of(relation, expr) -%}
+  {#- The exact SQL type of `expr` over `relation`, for a column definition. -#}
+  {{ return(adapter.dispatch('column_type_of', 'auto_cdc')(relation, expr)) }}
+{%- endmacro %}
+
+{% macro default__column_type_of(relation, expr) -%}
+  {{ return(run_query('select typeof(' ~ expr ~ ') from (select 1 as __cdc_one) as one left join (select * from ' ~ relation
+                      ~ ' limit 0) as r on true').rows[0][0]) }}
+{%- endmacro %}
+
+{% macro postgres__column_type_of(relation, expr) -%}
+  {{ return(run_query('select pg_typeof(' ~ expr ~ ')::text from (select 1 as __cdc_one) as one left join (select * from ' ~ relation
+                      ~ ' limit 0) as r on true').rows[0][0]) }}
+{%- endmacro %}
+
+
+{% macro create_versions_table_sql(versions, read_versions) -%}
+  {#- One row per snapshot version read: applied, or skipped because it came too late. -#}
+  create table {{ versions }} as
+  select __cdc_version as version, cast(0 as {{ dbt.type_bigint() }}) as run_id, __cdc_applied as applied
+  from {{ read_versions }} where 1 = 0
+{%- endmacro %}

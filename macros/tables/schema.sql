@@ -1,0 +1,144 @@
+{#- Stage 5, tables (existing ones follow the source). In: `cfg`, the batch's columns, the model's
+    tables. Out: new source columns appended (or ignored, or an error: on_schema_change), widened
+    types widened in every table that holds the column's values, any other type change an error;
+    returns the columns the run does not write (on_schema_change='ignore'). -#}
+
+{% macro reconcile_schema(cfg, target, source_columns, state) -%}
+  {#- on_schema_change: a written column the target does not have yet is appended, ignored, or
+      fails the run. Columns the source no longer returns stay in the target: updates keep
+      their values, inserts leave them NULL. A column whose type widened is widened wherever
+      its values are kept. `source_columns`: the batch's (snapshots') columns; `state`: the
+      model's state relations. Returns the configuration with the columns to write. -#}
+  {%- set target_columns = adapter.get_columns_in_relation(target) -%}
+  {%- set target_names = target_columns | map(attribute='name') | map('lower') | list -%}
+  {%- set built_as = '1' if '__start_at' not in target_names else ('bitemporal' if '__system_start_at' in target_names else '2') -%}
+  {%- if built_as != cfg.scd_type -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': `stored_as_scd_type` changed to " ~ cfg.scd_type
+        ~ " since " ~ target ~ " was built; nothing was written. Rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
+  {%- endif -%}
+  {%- for key in cfg.key_columns -%}
+    {%- if key | lower not in target_names -%}
+      {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': key column '" ~ key
+          ~ "' is not in the existing table " ~ target ~ "; nothing was written. The keys changed: rebuild with `dbt run --full-refresh -s "
+          ~ cfg.model_name ~ "`.") -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set new_columns = [] -%}
+  {%- for column in cfg.value_columns -%}
+    {%- if column | lower not in target_names -%}{%- do new_columns.append(column) -%}{%- endif -%}
+  {%- endfor -%}
+
+  {#- Types first, on the columns the tables already have. -#}
+  {%- set tables = [(target, target_columns, auto_cdc.held_columns(cfg, 'target'))] -%}
+  {%- for kind in ['state', 'runs', 'versions'] if kind != 'versions' or cfg.snapshot -%}
+    {%- set columns = adapter.get_columns_in_relation(state[kind]) -%}
+    {%- do tables.append((state[kind], columns, auto_cdc.held_columns(cfg, kind))) -%}
+  {%- endfor -%}
+  {%- do auto_cdc.reconcile_column_types(cfg, tables, source_columns) -%}
+  {%- if not new_columns -%}{{ return(cfg) }}{%- endif -%}
+
+  {%- if cfg.on_schema_change == 'fail' -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': the model query has new column(s) "
+        ~ (new_columns | join(', ')) ~ " that " ~ target ~ " lacks, and on_schema_change='fail'; nothing was written. "
+        ~ "Set on_schema_change='append_new_columns' or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
+  {%- elif cfg.on_schema_change == 'append_new_columns' -%}
+    {%- set additions = [] -%}
+    {%- for column in source_columns -%}
+      {%- if column.name in new_columns -%}{%- do additions.append({'name': column.name, 'data_type': column.data_type}) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target, info=true) -%}
+    {%- do auto_cdc.run_statements(auto_cdc.add_columns(target, additions)) -%}
+    {%- if cfg.scd_type != '1' -%}
+      {#- The stored events never carried the new column: NULL, and marked as not known. -#}
+      {%- set known = [] -%}
+      {%- for column in new_columns -%}
+        {%- do known.append({'name': auto_cdc.event_known(column), 'data_type': dbt.type_boolean()}) -%}
+      {%- endfor -%}
+      {%- do auto_cdc.run_statements(auto_cdc.add_columns(state.state, additions + known)) -%}
+    {%- endif -%}
+    {{ return(cfg) }}
+  {%- endif -%}
+
+  {#- 'ignore': write only the columns the target has. -#}
+  {%- set kept = [] -%}
+  {%- for column in cfg.value_columns -%}{%- if column not in new_columns -%}{%- do kept.append(column) -%}{%- endif -%}{%- endfor -%}
+  {%- set ignore_null_columns = cfg.ignore_null_columns | reject('in', new_columns) | list -%}
+  {%- do cfg.update({'value_columns': kept, 'written_columns': cfg.key_columns + kept, 'ignore_null_columns': ignore_null_columns}) -%}
+  {{ return(cfg) }}
+{%- endmacro %}
+
+
+{% macro held_columns(cfg, kind) -%}
+  {#- For one of the model's tables (`kind`: target, state, runs, versions), which of its columns
+      hold which source column's values: {its column (lower case): source column}. -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- set sequence = ['__cdc_version'] if cfg.snapshot else auto_cdc.seq_names('__cdc_seq', n) -%}
+  {%- set holds = {} -%}
+  {%- set sequence_prefixes = [] -%}
+  {%- if kind == 'target' -%}
+    {%- for column in cfg.written_columns -%}{%- do holds.update({column | lower: column}) -%}{%- endfor -%}
+    {%- if cfg.scd_type != '1' and n == 1 -%}
+      {%- do holds.update({'__start_at': sequence[0], '__end_at': sequence[0]}) -%}
+    {%- endif -%}
+    {%- if cfg.system_expr -%}{%- do holds.update({'__system_start_at': '__cdc_sys', '__system_end_at': '__cdc_sys'}) -%}{%- endif -%}
+  {%- elif kind == 'state' -%}
+    {%- for column in cfg.key_columns + (cfg.value_columns if cfg.scd_type != '1' else []) -%}
+      {%- do holds.update({column | lower: column}) -%}
+    {%- endfor -%}
+    {%- if cfg.scd_type == '1' -%}
+      {%- set sequence_prefixes = ['__cdc_upsert_seq', '__cdc_delete_seq'] -%}
+      {%- for column in cfg.value_columns -%}{%- do sequence_prefixes.append(auto_cdc.column_seq_prefix(column)) -%}{%- endfor -%}
+    {%- else -%}
+      {%- set sequence_prefixes = ['__cdc_seq'] -%}
+      {%- if cfg.system_expr -%}{%- do holds.update({'__cdc_sys': '__cdc_sys'}) -%}{%- endif -%}
+    {%- endif -%}
+  {%- elif kind == 'runs' -%}
+    {%- set sequence_prefixes = ['truncate_seq'] -%}
+  {%- elif kind == 'versions' -%}
+    {%- do holds.update({'version': '__cdc_version'}) -%}
+  {%- endif -%}
+  {%- for prefix in sequence_prefixes -%}
+    {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do holds.update({name: sequence[loop.index0]}) -%}{%- endfor -%}
+  {%- endfor -%}
+  {{ return(holds) }}
+{%- endmacro %}
+
+
+{% macro reconcile_column_types(cfg, relations, source_columns) -%}
+  {#- `relations`: a list of (relation, its columns, {its column (lower case): the source column
+      whose values it holds}). `source_columns`: the batch's (or snapshots') columns. Widens what
+      must widen; fails, naming the column and both types, when a type cannot take the new one. -#}
+  {%- set incoming = {} -%}
+  {%- for column in source_columns -%}{%- do incoming.update({column.name | lower: column}) -%}{%- endfor -%}
+  {%- set statements = [] -%}
+  {%- set errors = [] -%}
+  {%- set sequence_widened = [] -%}
+  {%- for relation, columns, holds in relations -%}
+    {%- for column in columns if column.name | lower in holds -%}
+      {%- set source_name = holds[column.name | lower] -%}
+      {%- set new = incoming.get(source_name | lower) -%}
+      {%- set verdict = 'fits' if new is none else auto_cdc.type_change(column.data_type, new.data_type) -%}
+      {%- set label = auto_cdc._source_label(cfg, source_name) -%}
+      {%- if verdict == 'incompatible' -%}
+        {%- set message = label ~ " is now of type " ~ new.data_type ~ ", but " ~ relation ~ " holds " ~ column.data_type
+            ~ ", which cannot take it without converting or losing values. Cast it back in the model query (`cast(... as "
+            ~ column.data_type ~ ")`), or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`." -%}
+        {%- if message not in errors -%}{%- do errors.append(message) -%}{%- endif -%}
+      {%- elif verdict != 'fits' -%}
+        {%- do statements.append(auto_cdc.alter_column_type(relation, column.name, verdict.widen)) -%}
+        {%- do log("auto_cdc: " ~ cfg.model_name ~ ": widening " ~ relation ~ "." ~ column.name ~ " from " ~ column.data_type
+                   ~ " to " ~ verdict.widen ~ " (" ~ label ~ " widened)", info=true) -%}
+        {%- if source_name.startswith('__cdc_') -%}{%- do sequence_widened.append(label) -%}{%- endif -%}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {%- if sequence_widened and cfg.scd_type != '1' and cfg.seq_parts > 1 -%}
+    {%- do errors.append(sequence_widened[0] ~ " widened; with a `sequence_by` list, __START_AT and __END_AT hold the whole sequence in one value"
+        ~ " that cannot be widened in place. Cast it back in the model query, or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
+  {%- endif -%}
+  {%- if errors -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': a column's type changed in a way the stored tables cannot follow;"
+        ~ " nothing was written.\n  - " ~ (errors | join('\n  - '))) -%}
+  {%- endif -%}
+  {%- do auto_cdc.run_statements(statements) -%}
+{%- endmacro %}

@@ -1,0 +1,105 @@
+{#- Stage 4, validation of snapshots. In: `cfg`, the snapshots read, their events. Out: an error
+    for NULL versions or keys, duplicate keys, or a snapshot that would delete more than
+    `max_delete_fraction` of the keys; late versions marked as not applied, with a warning. -#}
+
+{% macro validate_snapshots(cfg, temps) -%}
+  {#- Bad snapshots fail the run before anything is written; with a version column, versions
+      that arrive after a later one was applied are dropped with a warning. -#}
+  {%- set snapshots = temps.snapshots -%}
+  {%- set keys = cfg.key_columns -%}
+  {%- set checks -%}
+    select
+      coalesce(sum(case when __cdc_version is null then 1 else 0 end), 0) as null_versions
+      {%- for key in keys %},
+      coalesce(sum(case when {{ auto_cdc.quote_identifier(key) }} is null then 1 else 0 end), 0) as null_key_{{ loop.index }}
+      {%- endfor %}
+    from {{ snapshots }}
+  {%- endset -%}
+  {%- set row = run_query(checks).rows[0] -%}
+  {%- set errors = [] -%}
+  {%- if row['null_versions'] > 0 -%}
+    {%- do errors.append(row['null_versions'] ~ " snapshot row(s) have a NULL version in `snapshot_version_column` '" ~ cfg.version_column
+        ~ "': every row needs the version of its snapshot.") -%}
+  {%- endif -%}
+  {%- for key in keys -%}
+    {%- if row['null_key_' ~ loop.index] > 0 -%}
+      {%- do errors.append(row['null_key_' ~ loop.index] ~ " snapshot row(s) have a NULL in key column '" ~ key ~ "': filter them out or fix them in the model query.") -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if not errors -%}
+    {%- set duplicates = run_query('select ' ~ auto_cdc.quoted_list(keys) ~ ', __cdc_version, count(*) from ' ~ snapshots
+        ~ ' group by ' ~ auto_cdc.quoted_list(keys) ~ ', __cdc_version having count(*) > 1 limit 1').rows -%}
+    {%- if duplicates | length > 0 -%}
+      {%- set example = [] -%}
+      {%- for key in keys -%}{%- do example.append(key ~ '=' ~ duplicates[0][loop.index0]) -%}{%- endfor -%}
+      {%- do errors.append("the snapshot at version " ~ duplicates[0][keys | length] ~ " has " ~ duplicates[0][keys | length + 1]
+          ~ " rows for key " ~ (example | join(', ')) ~ "; a snapshot holds one row per key: deduplicate it in the model query.") -%}
+    {%- endif -%}
+  {%- endif -%}
+  {%- if errors -%}
+    {%- do auto_cdc.raise_bad_data(cfg.model_name, errors, 'a bad snapshot') -%}
+  {%- endif -%}
+
+  {%- if cfg.version_column -%}
+    {#- Late versions are recorded as not applied, so later runs neither apply nor report them. -#}
+    {%- do auto_cdc.replace_temp_table(temps.read_versions,
+        'select distinct s.__cdc_version, not exists (select 1 from ' ~ temps.last_version ~ ' as l where s.__cdc_version <= l.version) as __cdc_applied from '
+        ~ snapshots ~ ' as s') -%}
+    {%- set late = run_query('select __cdc_version from ' ~ temps.read_versions ~ ' where not __cdc_applied order by 1').rows -%}
+    {%- if late | length > 0 -%}
+      {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': snapshot version(s) " ~ (late | map(attribute=0) | join(', '))
+          ~ " arrived after a later version was applied; skipped. Versions are applied in ascending order.") -%}
+      {%- do auto_cdc.run_statements(['delete from ' ~ snapshots ~ ' where __cdc_version <= (select version from ' ~ temps.last_version ~ ')']) -%}
+    {%- endif -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro check_mass_delete(cfg, batch, snapshots, read_versions, previous) -%}
+  {#- A snapshot that would delete more than `max_delete_fraction` of the keys present before it
+      is far more often an empty or truncated extract than real deletes: fail before writing.
+      Keys present before a version: the target's current rows for the first version applied,
+      else the previous snapshot's rows. Tables with fewer than 10 such keys are left alone. -#}
+  {%- set fraction = cfg.max_delete_fraction -%}
+  {%- if fraction >= 1 -%}{{ return(none) }}{%- endif -%}
+  {#- Only a version deleting more than fraction * 10 keys can trip the guard: count first. -#}
+  {%- set most = run_query("select coalesce(max(n), 0) from (select count(*) as n from " ~ batch
+                            ~ " where __cdc_op = 'delete' group by __cdc_seq) as per_version").rows[0][0] -%}
+  {%- if most <= fraction * 10 -%}{{ return(none) }}{%- endif -%}
+  {%- set query -%}
+    with versions as (
+      select __cdc_version, row_number() over (order by __cdc_version) as __cdc_rank
+      from {{ read_versions }} where __cdc_applied
+    ),
+    sizes as (
+      select v.__cdc_rank, count(*) as n
+      from {{ snapshots }} as s join versions as v on s.__cdc_version = v.__cdc_version
+      group by v.__cdc_rank
+    ),
+    deleted as (
+      select __cdc_seq, count(*) as n from {{ batch }} where __cdc_op = 'delete' group by __cdc_seq
+    ),
+    checked as (
+      select v.__cdc_rank, v.__cdc_version, d.n as deleted,
+        case when v.__cdc_rank = 1
+          then {% if previous is none %}0{% else %}(select count(*) from ({{ auto_cdc.previous_rows_sql(cfg, previous) }}) as current_rows){% endif %}
+          else coalesce(p.n, 0) end as present
+      from versions as v
+      join deleted as d on d.__cdc_seq = v.__cdc_version
+      left join sizes as p on p.__cdc_rank = v.__cdc_rank - 1
+    )
+    select __cdc_version, deleted, present from checked
+    where present >= 10 and deleted > {{ fraction }} * present
+    order by __cdc_rank
+    limit 1
+  {%- endset -%}
+  {%- set rows = run_query(query).rows -%}
+  {%- if rows | length > 0 -%}
+    {%- set version, deleted, present = rows[0] -%}
+    {%- do auto_cdc.raise_bad_data(cfg.model_name, [
+        "the snapshot at version " ~ version ~ " would delete " ~ deleted ~ " of the " ~ present ~ " keys present before it ("
+        ~ (100 * deleted / present) | round | int ~ "%), more than `max_delete_fraction` (" ~ fraction ~ ") allows. An empty or truncated"
+        ~ " extract looks like this: fix the source. If the deletes are real, raise `max_delete_fraction` on the model for this run"
+        ~ " (1 turns the guard off)."], 'a snapshot that looks truncated') -%}
+  {%- endif -%}
+{%- endmacro %}
