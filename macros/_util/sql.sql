@@ -20,6 +20,21 @@
 {%- endmacro %}
 
 
+{% macro fill_temp_table(relation, sql, analyzed_columns) -%}
+  {#- A temp table from `sql`, with statistics on the columns the next statements join on. -#}
+  {%- call statement('auto_cdc_fill') -%}
+    {{ auto_cdc.create_temp_table(relation, sql) }}
+  {%- endcall -%}
+  {%- if analyzed_columns -%}{%- do auto_cdc.analyze(relation, analyzed_columns) -%}{%- endif -%}
+{%- endmacro %}
+
+
+{% macro row_count(relation) -%}
+  {%- set query -%}select count(*) from {{ relation }}{%- endset -%}
+  {{ return(run_query(query).rows[0][0]) }}
+{%- endmacro %}
+
+
 {% macro create_key_index(relation, columns, unique=true) -%}
   {{ return(adapter.dispatch('create_key_index', 'auto_cdc')(relation, columns, unique)) }}
 {%- endmacro %}

@@ -2,7 +2,7 @@
     the model query's columns. Out: `cfg`, the validated, resolved settings every later stage
     reads and none changes. Every problem is collected and raised once, before anything is written. -#}
 
-{% macro read_cdc_config(source, versions=none) -%}
+{% macro read_cdc_config(source, seq_type, versions=none) -%}
   {#- Returns the validated settings of an `auto_cdc` model as a dict (see README, "Configuration").
       `source`: the model query's columns, from query_columns(). `versions`: for
       auto_cdc_from_snapshot, its snapshot_version_source(); the snapshot version is then the
@@ -252,6 +252,7 @@
 
   {{ return({
       'model_name': model.name,
+      'seq_type': seq_type,
       'scd_type': scd_type,
       'key_columns': keys,
       'sequence_exprs': sequence_exprs,

@@ -2,15 +2,15 @@
 
 {% macro last_snapshot_version() -%}
   {#- One column `version`: no row before the first snapshot, else the last processed version. -#}
-  {{ return(auto_cdc.snapshot_temps(this).last_version) }}
+  {{ return(auto_cdc.temp_relations(this).last_version) }}
 {%- endmacro %}
 
 {% macro current_snapshot_version() -%}
   {#- One column `version`, one row: the version being read (per-run, query and function ways). -#}
-  {{ return(auto_cdc.snapshot_temps(this).current_version) }}
+  {{ return(auto_cdc.temp_relations(this).current_version) }}
 {%- endmacro %}
 
 {% macro current_snapshot() -%}
   {#- The snapshot returned by `snapshot_version_function` (DuckDB, with the auto_cdc plugin). -#}
-  {{ return(auto_cdc.snapshot_temps(this).current_snapshot) }}
+  {{ return(auto_cdc.temp_relations(this).current_snapshot) }}
 {%- endmacro %}

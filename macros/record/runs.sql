@@ -3,14 +3,18 @@
     run_results.json. -#}
 
 {% macro change_metrics(changes, shape) -%}
-  {%- set row = run_query(
-      "select coalesce(sum(case when __cdc_action in ('insert', 'update') then 1 else 0 end), 0),"
-      ~ " coalesce(sum(case when __cdc_action = 'delete' then 1 else 0 end), 0) from " ~ changes).rows[0] -%}
+  {#- The run's net effect on the target: rows new or changed, rows gone. -#}
+  {%- set query -%}
+    select coalesce(sum(case when __cdc_action in ('insert', 'update') then 1 else 0 end), 0),
+           coalesce(sum(case when __cdc_action = 'delete' then 1 else 0 end), 0)
+    from {{ changes }}
+  {%- endset -%}
+  {%- set row = run_query(query).rows[0] -%}
   {{ return({'n_events': shape.n_events, 'num_upserted_rows': row[0] | int, 'num_deleted_rows': row[1] | int}) }}
 {%- endmacro %}
 
 
-{% macro record_run_sql(arg_dict) -%}
+{% macro record_run_sql(arg_dict, metrics) -%}
   {#- Appends this run's row to the run history: metrics, checkpoint and truncate watermark. -#}
   {%- set cfg = arg_dict.cfg -%}
   {%- set n = cfg.seq_parts -%}
@@ -24,9 +28,9 @@
     {{ auto_cdc.string_literal(invocation_id) }},
     {{ dbt.current_timestamp() }},
     {{ 'true' if arg_dict.full_refresh else 'false' }},
-    {{ arg_dict.metrics.n_events }},
-    {{ arg_dict.metrics.num_upserted_rows }},
-    {{ arg_dict.metrics.num_deleted_rows }},
+    {{ metrics.n_events }},
+    {{ metrics.num_upserted_rows }},
+    {{ metrics.num_deleted_rows }},
     {%- if checkpoint %}
     {{ auto_cdc.string_literal(checkpoint) }},
     coalesce(
@@ -36,7 +40,7 @@
     {%- else %}
     null, null,
     {%- endif %}
-    {{ auto_cdc.seq_names('__t', n) | join(', ') }},
+    {{ auto_cdc.seq_names('__cdc_watermark', n) | join(', ') }},
     {{ auto_cdc.string_literal(tojson(cfg.state_config)) }}
   from watermark
 {%- endmacro %}
@@ -48,7 +52,7 @@
 {%- endmacro %}
 
 
-{% macro report(cfg, metrics) -%}
+{% macro report(metrics) -%}
   {#- Shown in the log line and in run_results.json (message, rows_affected). -#}
   {%- set message = 'num_upserted_rows=' ~ metrics.num_upserted_rows ~ ' num_deleted_rows=' ~ metrics.num_deleted_rows -%}
   {%- do store_raw_result(name='main', message=message, code='AUTO_CDC',

@@ -57,30 +57,9 @@
     left join system_times as l on {{ auto_cdc.keys_match(keys, 'l', 's') }} and l.__cdc_i = s.__cdc_last + 1
   ),
 
-  current_rows as (
-    select t.*
-    from {{ arg_dict.target }} as t
-    where exists (select 1 from (select distinct {{ key_list }} from system_times) as k where {{ auto_cdc.keys_match(keys, 'k', 't') }})
-  )
+  touched as (
+    select distinct {{ key_list }} from system_times
+  ),
 
-  select
-    {%- for column in keys + ['__START_AT', '__SYSTEM_START_AT'] %}
-    coalesce(d.{{ auto_cdc.quote_identifier(column) }}, c.{{ auto_cdc.quote_identifier(column) }}) as {{ auto_cdc.quote_identifier(column) }},
-    {%- endfor %}
-    {%- for column in cfg.value_columns + ['__END_AT', '__SYSTEM_END_AT'] %}
-    d.{{ auto_cdc.quote_identifier(column) }},
-    {%- endfor %}
-    case
-      when d.{{ auto_cdc.quote_identifier(keys[0]) }} is null then 'delete'
-      when c.{{ auto_cdc.quote_identifier(keys[0]) }} is null then 'insert'
-      when false
-        {%- for column in cfg.value_columns + ['__END_AT', '__SYSTEM_END_AT'] %}
-        or {{ auto_cdc.comparable(cfg, column, 'd.') if column in cfg.value_columns else 'd.' ~ auto_cdc.quote_identifier(column) }}
-          is distinct from {{ auto_cdc.comparable(cfg, column, 'c.') if column in cfg.value_columns else 'c.' ~ auto_cdc.quote_identifier(column) }}
-        {%- endfor %} then 'update'
-      else 'none'
-    end as __cdc_action
-  from desired as d
-  full outer join current_rows as c
-    on {{ auto_cdc.keys_match(keys, 'd', 'c') }} and d.{{ start }} = c.{{ start }} and d.{{ system_start }} = c.{{ system_start }}
+  {{ auto_cdc.compare_with_target_sql(cfg, arg_dict.target) }}
 {%- endmacro %}

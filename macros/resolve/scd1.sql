@@ -1,30 +1,49 @@
 {#- Stage 6, resolve (SCD type 1). In: the batch, the touched keys' state and target rows, the
     truncate watermark. Out: one row per touched key (and, when a truncate advances, per stored
     row it clears): the row the key must have, the action (`__cdc_action`: insert, update,
-    delete, none) and the key's new state. Its cost follows those keys only. -#}
+    delete, none) and the key's new state. Its cost follows those keys only.
+
+    The rule, per key: a value survives when it was written at or after the barrier (the newest
+    delete or truncate); of two writes the later wins, the batch's on a tie (a replay replaces).
+    With partial updates the same rule holds per column. -#}
 
 {% macro watermark_ctes(cfg, batch, runs) -%}
-  {#- CTEs ending in `watermark`: the truncate watermark after this batch (`__t`). -#}
+  {#- CTEs ending in `watermark`: the truncate watermark after this batch (`__cdc_watermark`). -#}
   {%- set n = cfg.seq_parts -%}
   stored_watermark as (
-    select {{ auto_cdc.seq_select('truncate_seq', '__st', n) }}
+    select {{ auto_cdc.seq_select('truncate_seq', '__cdc_stored_truncate_seq', n) }}
     from {{ runs }}
     order by run_id desc
     limit 1
   ),
   batch_watermark as (
-    select {{ auto_cdc.seq_select('__cdc_seq', '__bt', n) }}
+    select {{ auto_cdc.seq_select('__cdc_seq', '__cdc_batch_truncate_seq', n) }}
     from {{ batch }}
     where __cdc_op = 'truncate'
     order by {{ auto_cdc.seq_order('__cdc_seq', n) }}
     limit 1
   ),
   watermark as (
-    select {{ auto_cdc.seq_greatest('__st', '__bt', n, '__t') }}
-    from (select 1 as __one) as one
+    select {{ auto_cdc.seq_greatest('__cdc_stored_truncate_seq', '__cdc_batch_truncate_seq', n, '__cdc_watermark') }}
+    from (select 1 as __cdc_one) as one
     left join stored_watermark on 1 = 1
     left join batch_watermark on 1 = 1
   )
+{%- endmacro %}
+
+
+{% macro scd1_column_names(cfg, column, i) -%}
+  {#- The working columns of value column number `i`. Without partial updates every column is
+      written by the key's newest upsert, so its sequences are the upsert's. -#}
+  {{ return({
+      'batch_value': '__cdc_batch_value_' ~ i,
+      'current_value': '__cdc_current_value_' ~ i,
+      'batch_seq': ('__cdc_batch_written_seq_' ~ i) if cfg.partial else '__cdc_batch_upsert_seq',
+      'stored_seq': ('__cdc_stored_written_seq_' ~ i) if cfg.partial else '__cdc_stored_upsert_seq',
+      'window': ('w_' ~ i) if cfg.partial else 'w_upsert',
+      'batch_wins': '__cdc_batch_wins_' ~ i,
+      'stored_holds': '__cdc_stored_holds_' ~ i,
+  }) }}
 {%- endmacro %}
 
 
@@ -33,146 +52,165 @@
 {%- endmacro %}
 
 {% macro default__scd1_changes_sql(arg_dict) -%}
-  {%- set cfg = arg_dict.cfg -%}
-  {%- set n = cfg.seq_parts -%}
-  {%- set keys = cfg.key_columns -%}
-  {%- set columns = cfg.value_columns -%}
-  {%- set partition = 'partition by ' ~ auto_cdc.quoted_list(keys) -%}
-  {%- set seq_desc = auto_cdc.seq_order('__cdc_seq', n) -%}
-  {%- set expired = "s.__cdc_upsert_seq" ~ ('' if n == 1 else '_1') ~ " is null and s.__cdc_deleted_at < " ~ auto_cdc.seconds_ago(cfg.tombstone_retention) -%}
   with
-  {{ auto_cdc.watermark_ctes(cfg, arg_dict.batch, arg_dict.runs) }},
-
+  {{ auto_cdc.watermark_ctes(arg_dict.cfg, arg_dict.batch, arg_dict.runs) }},
   batch_keys as (
-    {#- One row per key: its latest upsert, latest delete and, per column, the latest value
-        written (with partial updates: the latest event that wrote that column). -#}
-    select {{ auto_cdc.quoted_list(keys) }},
-      {{ auto_cdc.seq_select('__cdc_seq', '__bu', n, "__cdc_op = 'upsert'", over='w_upsert') }},
-      {{ auto_cdc.seq_select('__cdc_seq', '__bd', n, "__cdc_op = 'delete'", over='w_delete') }},
-      {%- for column in columns %}
-      {%- set window = ('w_' ~ loop.index) if cfg.partial else 'w_upsert' %}
-      first_value(case when {{ auto_cdc.writes_column(cfg, column) }} then {{ auto_cdc.quote_identifier(column) }} end) over {{ window }} as __bv_{{ loop.index }},
-      {%- if cfg.partial %}
-      {{ auto_cdc.seq_select('__cdc_seq', '__bs_' ~ loop.index, n, auto_cdc.writes_column(cfg, column), over=window) }},
-      {%- endif %}
-      {%- endfor %}
-      row_number() over w_upsert as __rn
-    from {{ arg_dict.batch }}
-    where __cdc_op <> 'truncate'
-    window
-      w_upsert as ({{ partition }} order by case when __cdc_op = 'upsert' then 0 else 1 end, {{ seq_desc }}),
-      w_delete as ({{ partition }} order by case when __cdc_op = 'delete' then 0 else 1 end, {{ seq_desc }})
-      {%- if cfg.partial %}
-      {%- for column in columns %},
-      w_{{ loop.index }} as ({{ partition }} order by case when {{ auto_cdc.writes_column(cfg, column) }} then 0 else 1 end, {{ seq_desc }})
-      {%- endfor %}
-      {%- endif %}
+    {{ auto_cdc.scd1_batch_keys_sql(arg_dict.cfg, arg_dict.batch) }}
   ),
-
-  affected as (
-    select {{ auto_cdc.quoted_list(keys) }} from batch_keys where __rn = 1
-    {%- if arg_dict.truncating %}
-    {#- A truncate newer than what a stored row (or, with partial updates, one of its columns)
-        holds clears it. Only when a truncate advances does this touch the whole state. #}
-    union
-    select {{ auto_cdc.quoted_list(keys, 's.') }}
-    from {{ arg_dict.state }} as s
-    cross join watermark as w
-    where {{ auto_cdc.seq_older('__cdc_upsert_seq', '__t', n, 's', 'w') }}
-      {%- if cfg.partial %}
-      {%- for column in columns %}
-      or {{ auto_cdc.seq_older(auto_cdc.column_seq_prefix(column), '__t', n, 's', 'w') }}
-      {%- endfor %}
-      {%- endif %}
-    {%- endif %}
+  touched as (
+    {{ auto_cdc.scd1_touched_keys_sql(arg_dict) }}
   ),
-
   joined as (
-    select {{ auto_cdc.quoted_list(keys, 'a.') }},
-      {{ auto_cdc.seq_select('__bu', '__bu', n, alias='b') }},
-      {{ auto_cdc.seq_select('__bd', '__bd', n, alias='b') }},
-      {{ auto_cdc.seq_select('__cdc_upsert_seq', '__su', n, alias='s') }},
-      {#- A tombstone past its retention is forgotten: late upserts pass it again. -#}
-      {{ auto_cdc.seq_select('__cdc_delete_seq', '__sd', n, 'not (' ~ expired ~ ')', alias='s') }},
-      s.__cdc_deleted_at as __sdat,
-      {{ auto_cdc.seq_select('__t', '__t', n, alias='w') }},
-      t.{{ auto_cdc.quote_identifier(keys[0]) }} is not null as __was_present
-      {%- for column in columns %},
-      b.__bv_{{ loop.index }},
-      t.{{ auto_cdc.quote_identifier(column) }} as __tv_{{ loop.index }}
-      {%- if cfg.partial %},
-      {{ auto_cdc.seq_select('__bs_' ~ loop.index, '__bs_' ~ loop.index, n, alias='b') }},
-      {{ auto_cdc.seq_select(auto_cdc.column_seq_prefix(column), '__ss_' ~ loop.index, n, alias='s') }}
-      {%- endif %}
-      {%- endfor %}
-    from affected as a
-    left join batch_keys as b on {{ auto_cdc.keys_match(keys, 'a', 'b') }} and b.__rn = 1
-    left join {{ arg_dict.state }} as s on {{ auto_cdc.keys_match(keys, 'a', 's') }}
-    left join {{ arg_dict.target }} as t on {{ auto_cdc.keys_match(keys, 'a', 't') }}
-    cross join watermark as w
+    {{ auto_cdc.scd1_joined_sql(arg_dict) }}
   ),
-
-  merged as (
-    {#- __d: the newest delete; __u: the newest upsert (the batch wins a tie: a replay replaces). -#}
-    select *,
-      {{ auto_cdc.seq_greatest('__sd', '__bd', n, '__d') }},
-      {{ auto_cdc.seq_greatest('__bu', '__su', n, '__u') }}
-    from joined
-  ),
-
   barred as (
-    {#- __x: nothing written before it survives (the newest delete or truncate). -#}
-    select *, {{ auto_cdc.seq_greatest('__d', '__t', n, '__x') }}
-    from merged
+    {#- The newest upsert and delete; the barrier: nothing written before it survives. #}
+    {%- set n = arg_dict.cfg.seq_parts %}
+    select *, {{ auto_cdc.seq_greatest('__cdc_last_delete_seq', '__cdc_watermark', n, '__cdc_barrier_seq') }}
+    from (
+      select *,
+        {{ auto_cdc.seq_greatest('__cdc_stored_delete_seq', '__cdc_batch_delete_seq', n, '__cdc_last_delete_seq') }},
+        {{ auto_cdc.seq_greatest('__cdc_batch_upsert_seq', '__cdc_stored_upsert_seq', n, '__cdc_last_upsert_seq') }}
+      from joined
+    ) as merged
   ),
-
   resolved as (
-    select *,
-      {{ auto_cdc.seq_cmp('__u', '__x', n, '>=') }} as __present,
-      {{ auto_cdc.seq_cmp('__bu', '__su', n, '>=') }} as __from_batch
-      {%- if cfg.partial %}
-      {%- for column in columns %}
-      {%- set i = loop.index %},
-      ({{ auto_cdc.seq_cmp('__bs_' ~ i, '__x', n, '>=') }} and (not {{ auto_cdc.seq_cmp('__ss_' ~ i, '__x', n, '>=') }} or {{ auto_cdc.seq_cmp('__bs_' ~ i, '__ss_' ~ i, n, '>=') }})) as __bw_{{ i }},
-      {{ auto_cdc.seq_cmp('__ss_' ~ i, '__x', n, '>=') }} as __sw_{{ i }}
-      {%- endfor %}
-      {%- endif %}
-    from barred
+    {{ auto_cdc.scd1_resolved_sql(arg_dict.cfg) }}
   ),
-
   final as (
-    select {{ auto_cdc.quoted_list(keys) }},
-      __present, __was_present
-      {%- for column in columns %}
-      {%- set i = loop.index %},
-      {%- if cfg.partial %}
-      case when not __present then null when __bw_{{ i }} then __bv_{{ i }} when __sw_{{ i }} then __tv_{{ i }} end as {{ auto_cdc.quote_identifier(column) }},
-      {%- for name in auto_cdc.seq_names(auto_cdc.column_seq_prefix(column), n) %}
-      {%- set p = auto_cdc.seq_names('', n)[loop.index0] %}
-      case when not __present then null when __bw_{{ i }} then __bs_{{ i }}{{ p }} when __sw_{{ i }} then __ss_{{ i }}{{ p }} end as {{ name }},
-      {%- endfor %}
-      {%- else %}
-      case when not __present then null when __from_batch then __bv_{{ i }} else __tv_{{ i }} end as {{ auto_cdc.quote_identifier(column) }},
-      {%- endif %}
-      __tv_{{ i }}
-      {%- endfor %},
-      {{ auto_cdc.seq_select('__u', '__cdc_upsert_seq', n, '__present') }},
-      {%- set tombstone_live = auto_cdc.seq_cmp('__d', '__t', n, '>=') %}
-      {{ auto_cdc.seq_select('__d', '__cdc_delete_seq', n, tombstone_live) }},
-      case when {{ tombstone_live }} then
-        case when {{ auto_cdc.seq_cmp('__bd', '__sd', n, '>') }} then {{ dbt.current_timestamp() }} else __sdat end
-      end as __cdc_deleted_at
-    from resolved
+    {{ auto_cdc.scd1_final_sql(arg_dict.cfg) }}
   )
-
   select final.*,
     case
-      when __was_present and not __present then 'delete'
-      when __present and not __was_present then 'insert'
-      {%- if columns %}
-      when __present and ({% for column in columns %}{{ auto_cdc.comparable(cfg, column) }} is distinct from {{ auto_cdc.compared(cfg, column, '__tv_' ~ loop.index) }}{{ ' or ' if not loop.last }}{% endfor %}) then 'update'
-      {%- endif %}
+      when __cdc_was_present and not __cdc_present then 'delete'
+      when __cdc_present and not __cdc_was_present then 'insert'
+      {%- for column in arg_dict.cfg.value_columns %}
+      {%- if loop.first %}
+      when __cdc_present and ({% endif %}{{ auto_cdc.comparable(arg_dict.cfg, column) }} is distinct from {{ auto_cdc.compared(arg_dict.cfg, column, '__cdc_current_value_' ~ loop.index) }}
+      {%- if loop.last %}) then 'update'{% else %} or{% endif %}
+      {%- endfor %}
       else 'none'
     end as __cdc_action
   from final
+{%- endmacro %}
+
+
+{% macro scd1_batch_keys_sql(cfg, batch) -%}
+  {#- One row per key: its newest upsert and delete and, per column, the newest value written
+      (with partial updates: by the newest event that wrote that column). -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- set partition = 'partition by ' ~ auto_cdc.quoted_list(cfg.key_columns) -%}
+  {%- set newest = auto_cdc.seq_order('__cdc_seq', n) -%}
+  select {{ auto_cdc.quoted_list(cfg.key_columns) }},
+    {{ auto_cdc.seq_select('__cdc_seq', '__cdc_batch_upsert_seq', n, "__cdc_op = 'upsert'", over='w_upsert') }},
+    {{ auto_cdc.seq_select('__cdc_seq', '__cdc_batch_delete_seq', n, "__cdc_op = 'delete'", over='w_delete') }},
+    {%- for column in cfg.value_columns %}
+    {%- set names = auto_cdc.scd1_column_names(cfg, column, loop.index) %}
+    {%- set writes = auto_cdc.writes_column(cfg, column) %}
+    first_value(case when {{ writes }} then {{ auto_cdc.quote_identifier(column) }} end) over {{ names.window }} as {{ names.batch_value }},
+    {%- if cfg.partial %}
+    {{ auto_cdc.seq_select('__cdc_seq', names.batch_seq, n, writes, over=names.window) }},
+    {%- endif %}
+    {%- endfor %}
+    row_number() over w_upsert as __cdc_key_row
+  from {{ batch }}
+  where __cdc_op <> 'truncate'
+  window
+    w_upsert as ({{ partition }} order by case when __cdc_op = 'upsert' then 0 else 1 end, {{ newest }}),
+    w_delete as ({{ partition }} order by case when __cdc_op = 'delete' then 0 else 1 end, {{ newest }})
+    {%- for column in cfg.value_columns if cfg.partial %},
+    w_{{ loop.index }} as ({{ partition }} order by case when {{ auto_cdc.writes_column(cfg, column) }} then 0 else 1 end, {{ newest }})
+    {%- endfor %}
+{%- endmacro %}
+
+
+{% macro scd1_touched_keys_sql(arg_dict) -%}
+  {#- The batch's keys; when a truncate advances, also every stored row (or, with partial
+      updates, column) older than it: only then does a run touch the whole state. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  select {{ auto_cdc.quoted_list(cfg.key_columns) }} from batch_keys where __cdc_key_row = 1
+  {%- if arg_dict.truncating %}
+  union
+  select {{ auto_cdc.quoted_list(cfg.key_columns, 's.') }}
+  from {{ arg_dict.state }} as s
+  cross join watermark as w
+  where {{ auto_cdc.seq_older('__cdc_upsert_seq', '__cdc_watermark', cfg.seq_parts, 's', 'w') }}
+    {%- for column in cfg.value_columns if cfg.partial %}
+    or {{ auto_cdc.seq_older(auto_cdc.column_seq_prefix(column), '__cdc_watermark', cfg.seq_parts, 's', 'w') }}
+    {%- endfor %}
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro scd1_joined_sql(arg_dict) -%}
+  {#- Each touched key with what the batch, the state and the target hold for it. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set n = cfg.seq_parts -%}
+  {%- set keys = cfg.key_columns -%}
+  {#- A tombstone past its retention is forgotten: late upserts pass it again. -#}
+  {%- set live_tombstone -%}
+    not (s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null and s.__cdc_deleted_at < {{ auto_cdc.seconds_ago(cfg.tombstone_retention) }})
+  {%- endset -%}
+  select {{ auto_cdc.quoted_list(keys, 'k.') }},
+    {{ auto_cdc.seq_select('__cdc_batch_upsert_seq', '__cdc_batch_upsert_seq', n, alias='b') }},
+    {{ auto_cdc.seq_select('__cdc_batch_delete_seq', '__cdc_batch_delete_seq', n, alias='b') }},
+    {{ auto_cdc.seq_select('__cdc_upsert_seq', '__cdc_stored_upsert_seq', n, alias='s') }},
+    {{ auto_cdc.seq_select('__cdc_delete_seq', '__cdc_stored_delete_seq', n, live_tombstone, alias='s') }},
+    s.__cdc_deleted_at as __cdc_stored_deleted_at,
+    {{ auto_cdc.seq_select('__cdc_watermark', '__cdc_watermark', n, alias='w') }},
+    t.{{ auto_cdc.quote_identifier(keys[0]) }} is not null as __cdc_was_present
+    {%- for column in cfg.value_columns %}
+    {%- set names = auto_cdc.scd1_column_names(cfg, column, loop.index) %},
+    b.{{ names.batch_value }},
+    t.{{ auto_cdc.quote_identifier(column) }} as {{ names.current_value }}
+    {%- if cfg.partial %},
+    {{ auto_cdc.seq_select(names.batch_seq, names.batch_seq, n, alias='b') }},
+    {{ auto_cdc.seq_select(auto_cdc.column_seq_prefix(column), names.stored_seq, n, alias='s') }}
+    {%- endif %}
+    {%- endfor %}
+  from touched as k
+  left join batch_keys as b on {{ auto_cdc.keys_match(keys, 'k', 'b') }} and b.__cdc_key_row = 1
+  left join {{ arg_dict.state }} as s on {{ auto_cdc.keys_match(keys, 'k', 's') }}
+  left join {{ arg_dict.target }} as t on {{ auto_cdc.keys_match(keys, 'k', 't') }}
+  cross join watermark as w
+{%- endmacro %}
+
+
+{% macro scd1_resolved_sql(cfg) -%}
+  {#- Is the key present, and per column: does the batch's write win, or does the stored one hold? -#}
+  {%- set n = cfg.seq_parts -%}
+  select *,
+    {{ auto_cdc.seq_cmp('__cdc_last_upsert_seq', '__cdc_barrier_seq', n, '>=') }} as __cdc_present
+    {%- for column in cfg.value_columns %}
+    {%- set c = auto_cdc.scd1_column_names(cfg, column, loop.index) %},
+    ({{ auto_cdc.seq_cmp(c.batch_seq, '__cdc_barrier_seq', n, '>=') }}
+      and (not {{ auto_cdc.seq_cmp(c.stored_seq, '__cdc_barrier_seq', n, '>=') }} or {{ auto_cdc.seq_cmp(c.batch_seq, c.stored_seq, n, '>=') }})) as {{ c.batch_wins }},
+    {{ auto_cdc.seq_cmp(c.stored_seq, '__cdc_barrier_seq', n, '>=') }} as {{ c.stored_holds }}
+    {%- endfor %}
+  from barred
+{%- endmacro %}
+
+
+{% macro scd1_final_sql(cfg) -%}
+  {#- The row the key must have, and its new state (a tombstone lives while no truncate is newer). -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- set tombstone_live = auto_cdc.seq_cmp('__cdc_last_delete_seq', '__cdc_watermark', n, '>=') -%}
+  select {{ auto_cdc.quoted_list(cfg.key_columns) }}, __cdc_present, __cdc_was_present
+    {%- for column in cfg.value_columns %}
+    {%- set c = auto_cdc.scd1_column_names(cfg, column, loop.index) %},
+    case when not __cdc_present then null when {{ c.batch_wins }} then {{ c.batch_value }} when {{ c.stored_holds }} then {{ c.current_value }} end
+      as {{ auto_cdc.quote_identifier(column) }},
+    {%- for part in auto_cdc.seq_names('', n) if cfg.partial %}
+    case when not __cdc_present then null when {{ c.batch_wins }} then {{ c.batch_seq }}{{ part }} when {{ c.stored_holds }} then {{ c.stored_seq }}{{ part }} end
+      as {{ auto_cdc.column_seq_prefix(column) }}{{ part }},
+    {%- endfor %}
+    {{ c.current_value }}
+    {%- endfor %},
+    {{ auto_cdc.seq_select('__cdc_last_upsert_seq', '__cdc_upsert_seq', n, '__cdc_present') }},
+    {{ auto_cdc.seq_select('__cdc_last_delete_seq', '__cdc_delete_seq', n, tombstone_live) }},
+    case when {{ tombstone_live }} then
+      case when {{ auto_cdc.seq_cmp('__cdc_batch_delete_seq', '__cdc_stored_delete_seq', n, '>') }} then {{ dbt.current_timestamp() }}
+      else __cdc_stored_deleted_at end
+    end as __cdc_deleted_at
+  from resolved
 {%- endmacro %}

@@ -8,7 +8,6 @@
 
 {% macro default__scd2_changes_sql(arg_dict) -%}
   {%- set cfg = arg_dict.cfg -%}
-  {%- set n = cfg.seq_parts -%}
   {%- set keys = cfg.key_columns -%}
   {%- set start = auto_cdc.quote_identifier('__START_AT') -%}
   {%- set end = auto_cdc.quote_identifier('__END_AT') -%}
@@ -25,31 +24,5 @@
     where __tail
   ),
 
-  current_rows as (
-    select {{ auto_cdc.quoted_list(keys + cfg.value_columns, 't.') }}, t.{{ start }}, t.{{ end }}
-    from {{ arg_dict.target }} as t
-    where exists (select 1 from touched as k where {{ auto_cdc.keys_match(keys, 'k', 't') }})
-  )
-
-  select
-    {%- for key in keys %}
-    coalesce(d.{{ auto_cdc.quote_identifier(key) }}, c.{{ auto_cdc.quote_identifier(key) }}) as {{ auto_cdc.quote_identifier(key) }},
-    {%- endfor %}
-    coalesce(d.{{ start }}, c.{{ start }}) as {{ start }},
-    {%- for column in cfg.value_columns %}
-    d.{{ auto_cdc.quote_identifier(column) }},
-    {%- endfor %}
-    d.{{ end }},
-    case
-      when d.{{ auto_cdc.quote_identifier(keys[0]) }} is null then 'delete'
-      when c.{{ auto_cdc.quote_identifier(keys[0]) }} is null then 'insert'
-      when d.{{ end }} is distinct from c.{{ end }}
-        {%- for column in cfg.value_columns %}
-        or {{ auto_cdc.comparable(cfg, column, 'd.') }} is distinct from {{ auto_cdc.comparable(cfg, column, 'c.') }}
-        {%- endfor %} then 'update'
-      else 'none'
-    end as __cdc_action
-  from desired as d
-  full outer join current_rows as c
-    on {{ auto_cdc.keys_match(keys, 'd', 'c') }} and d.{{ start }} = c.{{ start }}
+  {{ auto_cdc.compare_with_target_sql(cfg, arg_dict.target) }}
 {%- endmacro %}

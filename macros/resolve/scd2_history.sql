@@ -14,13 +14,10 @@
   {%- set seqs = auto_cdc.seq_names('__cdc_seq', n) -%}
   {%- set seq_list = seqs | join(', ') -%}
   {%- set columns = cfg.value_columns -%}
-  {%- set flags = [] -%}
-  {%- if cfg.partial -%}{%- for column in columns -%}{%- do flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}{%- endif -%}
-  {%- set known = cfg.get('known_columns', []) -%}
-  {%- for column in known -%}{%- do flags.append(auto_cdc.event_known(column)) -%}{%- endfor -%}
+  {%- set flags = auto_cdc.event_flags(cfg, arg_dict.known_columns) -%}
   with
   new_events as (
-    {{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch) }}
+    {{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}
   ),
 
   touched as (
@@ -32,18 +29,10 @@
         the batch's events from the stored ones, so only what changed is written back. -#}
     select new_events.*, true as __cdc_new from new_events
     union all
-    select {{ auto_cdc.quoted_list(cfg.key_columns, 'e.') }}, {{ auto_cdc.seq_names('e.__cdc_seq', n) | join(', ') }}, e.__cdc_op
-      {%- if cfg.system_expr %}, e.__cdc_sys{% endif %}
-      {%- for column in columns %}, e.{{ auto_cdc.quote_identifier(column) }}{% endfor %}
-      {%- for flag in flags %}, e.{{ flag }}{% endfor %}, e.__cdc_arrived_at, false as __cdc_new
-    from {{ arg_dict.events }} as e
+    select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, arg_dict.known_columns), 'e.') }}, false as __cdc_new
+    from {{ arg_dict.state }} as e
     where exists (select 1 from touched as t where {{ auto_cdc.keys_match(cfg.key_columns, 't', 'e') }})
-      and not exists (
-        select 1 from new_events as n
-        where {{ auto_cdc.keys_match(cfg.key_columns, 'n', 'e') }}
-          and {{ auto_cdc.seq_row('__cdc_seq', n, 'n') }} = {{ auto_cdc.seq_row('__cdc_seq', n, 'e') }}
-          {%- if cfg.system_expr %} and n.__cdc_sys = e.__cdc_sys{% endif %}
-      )
+      and not exists (select 1 from new_events as n where {{ auto_cdc.keys_match(auto_cdc.event_identity(cfg), 'n', 'e') }})
   ),
 
   {%- if cfg.system_expr %}
@@ -67,28 +56,25 @@
     where __cdc_latest = 1
   ),
 
-  {{ auto_cdc.scd2_runs_sql(cfg, 'as_known', keys ~ ', __cdc_asof') }}
+  {{ auto_cdc.scd2_runs_sql(cfg, 'as_known', keys ~ ', __cdc_asof', arg_dict.known_columns) }}
   {%- else %}
-  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys) }}
+  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, arg_dict.known_columns) }}
   {%- endif %}
 {%- endmacro %}
 
 
-{% macro scd2_new_events_sql(cfg, batch) -%}
+{% macro scd2_new_events_sql(cfg, batch, known_columns) -%}
   {#- The batch's events as the SCD2 (and bitemporal) histories store them. Deletes carry no
       values. Copies of one event (they agree on everything kept: validate_batch) collapse. -#}
-  {%- set known = cfg.get('known_columns', []) -%}
-  {%- set identity = auto_cdc.quoted_list(cfg.key_columns) ~ ', ' ~ (auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', '))
-                     ~ (', __cdc_sys' if cfg.system_expr else '') -%}
-  select {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', ') }}, __cdc_op
-    {%- if cfg.system_expr %}, __cdc_sys{% endif %}
+  {%- set identity = auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) -%}
+  select {{ identity }}, __cdc_op
     {%- for column in cfg.value_columns %},
     case when __cdc_op = 'upsert' then {{ auto_cdc.quote_identifier(column) }} end as {{ auto_cdc.quote_identifier(column) }}
     {%- endfor %}
     {%- for column in cfg.value_columns if cfg.partial %},
     ({{ auto_cdc.writes_column(cfg, column) }}) as {{ auto_cdc.event_flag(column) }}
     {%- endfor %}
-    {%- for column in known %}, true as {{ auto_cdc.event_known(column) }}{% endfor %},
+    {%- for column in known_columns %}, true as {{ auto_cdc.event_known(column) }}{% endfor %},
     {{ dbt.current_timestamp() }} as __cdc_arrived_at
   from (
     select *, row_number() over (partition by {{ identity }} order by __cdc_op) as __cdc_copy
@@ -99,7 +85,7 @@
 {%- endmacro %}
 
 
-{% macro scd2_runs_sql(cfg, source, partition) -%}
+{% macro scd2_runs_sql(cfg, source, partition, known_columns) -%}
   {#- The CTEs (after a WITH that defines `source`) and the final select that place each event of
       `source` in its run. `partition`: the quoted columns one history belongs to (the keys; for
       bitemporal also the system time it is seen at). `source` has those columns, the sequence
@@ -109,37 +95,11 @@
   {%- set seqs = auto_cdc.seq_names('__cdc_seq', n) -%}
   {%- set seq_list = seqs | join(', ') -%}
   {%- set columns = cfg.value_columns -%}
-  {%- set flags = [] -%}
-  {%- if cfg.partial -%}{%- for column in columns -%}{%- do flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}{%- endif -%}
-  {%- set known = cfg.get('known_columns', []) -%}
-  {%- for column in known -%}{%- do flags.append(auto_cdc.event_known(column)) -%}{%- endfor -%}
+  {%- set flags = auto_cdc.event_flags(cfg, known_columns) -%}
+  {%- set known = known_columns -%}
   {%- set per_key = 'partition by ' ~ partition ~ ' order by ' ~ seq_list -%}
   {%- set running = per_key ~ ' rows between unbounded preceding and current row' -%}
-  {%- if cfg.partial %}
-  grouped as (
-    {#- Per column, a group starts at each event that writes it (or at a delete, which resets
-        it to NULL); the rest of the group takes that value: the chronologically preceding one. #}
-    select *
-      {%- for column in columns %},
-      count(case when __cdc_op = 'delete' or {{ flags[loop.index0] }} then 1 end) over (partition by {{ partition }} order by {{ seq_list }} rows between unbounded preceding and current row) as __g_{{ loop.index }}
-      {%- endfor %}
-    from {{ source }}
-  ),
-
-  filled as (
-    select {{ partition }}, {{ seq_list }}, __cdc_op
-      {%- for column in columns %},
-      case when __cdc_op = 'upsert' then first_value(case when {{ flags[loop.index0] }} then {{ auto_cdc.quote_identifier(column) }} end)
-        over (partition by {{ partition }}, __g_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
-      {%- endfor %}
-      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new
-    from grouped
-  ),
-  {%- else %}
-  filled as (
-    select * from {{ source }}
-  ),
-  {%- endif %}
+  {{ auto_cdc.scd2_filled_ctes(cfg, source, partition, flags) }}
 
   marked as (
     select *,
@@ -181,4 +141,36 @@
     (__cdc_op = 'delete' and __prev_op = 'upsert') as __closing,
     {{ auto_cdc.seq_select('__cdc_seq', '__start', n, over='(partition by ' ~ partition ~ ', __run order by ' ~ seq_list ~ ')') }}
   from numbered
+{%- endmacro %}
+
+
+{% macro scd2_filled_ctes(cfg, source, partition, flags) -%}
+  {#- CTEs ending in `filled`: the events of `source` with partial values filled in. Per column,
+      a group starts at each event that writes it (or at a delete, which resets it to NULL);
+      the rest of the group takes that value: the chronologically preceding one. -#}
+  {%- set seq_list = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', ') -%}
+  {%- if not cfg.partial %}
+  filled as (
+    select * from {{ source }}
+  ),
+  {%- else %}
+  grouped as (
+    select *
+      {%- for column in cfg.value_columns %},
+      count(case when __cdc_op = 'delete' or {{ flags[loop.index0] }} then 1 end)
+        over (partition by {{ partition }} order by {{ seq_list }} rows between unbounded preceding and current row) as __g_{{ loop.index }}
+      {%- endfor %}
+    from {{ source }}
+  ),
+
+  filled as (
+    select {{ partition }}, {{ seq_list }}, __cdc_op
+      {%- for column in cfg.value_columns %},
+      case when __cdc_op = 'upsert' then first_value(case when {{ flags[loop.index0] }} then {{ auto_cdc.quote_identifier(column) }} end)
+        over (partition by {{ partition }}, __g_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
+      {%- endfor %}
+      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new
+    from grouped
+  ),
+  {%- endif %}
 {%- endmacro %}

@@ -10,17 +10,26 @@
 {%- endmacro %}
 
 
-{% macro finish_run(target, existing_relation, rebuild, temps, post_hooks) -%}
-  {#- Grants, docs and the post-hooks inside the transaction, the temp relations dropped, one
-      commit, then the post-hooks that run outside it. -#}
-  {%- set revoke = should_revoke(existing_relation, full_refresh_mode=rebuild) -%}
-  {%- do apply_grants(target, config.get('grants'), should_revoke=revoke) -%}
-  {%- do persist_docs(target, model) -%}
-  {%- do auto_cdc.end_transaction(temps, post_hooks) -%}
+{% macro report_no_snapshot(target, existing_relation) -%}
+  {#- auto_cdc_from_snapshot with no new snapshot: nothing to apply. -#}
+  {%- do log("auto_cdc: " ~ model.name ~ ": no new snapshot; nothing to apply.", info=true) -%}
+  {%- if existing_relation is none -%}
+    {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': no snapshot is available yet, so " ~ target
+        ~ " is not created; it will be with the first snapshot.") -%}
+  {%- endif -%}
+  {%- do auto_cdc.report({'num_upserted_rows': 0, 'num_deleted_rows': 0}) -%}
 {%- endmacro %}
 
 
-{% macro end_transaction(temps, post_hooks) -%}
+{% macro finish_run(target, existing_relation, rebuild, temps, post_hooks, target_exists=true) -%}
+  {#- Grants and docs on the target (when there is one: a snapshot model waiting for its first
+      snapshot has none yet), the post-hooks inside the transaction, the temp relations
+      dropped, one commit, then the post-hooks that run outside it. -#}
+  {%- if target_exists -%}
+    {%- set revoke = should_revoke(existing_relation, full_refresh_mode=rebuild) -%}
+    {%- do apply_grants(target, config.get('grants'), should_revoke=revoke) -%}
+    {%- do persist_docs(target, model) -%}
+  {%- endif -%}
   {%- do run_hooks(post_hooks, inside_transaction=True) -%}
   {%- for relation in temps -%}
     {%- do adapter.drop_relation(relation) -%}

@@ -20,6 +20,24 @@
 {%- endmacro %}
 
 
+{% macro temp_relations(target_relation) -%}
+  {#- The run's session-local relations. Names derive from the model alone (not dbt's
+      make_temp_relation, which adds a timestamp): a model query and a version query name
+      `last_version` and `current_version` before the materialization fills them. -#}
+  {%- set base = target_relation.identifier -%}
+  {%- set temps = {} -%}
+  {%- for name in ['probe', 'batch', 'history', 'changes', 'snapshots', 'read_versions'] -%}
+    {%- do temps.update({name: api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_tmp_' ~ name), type='table')}) -%}
+  {%- endfor -%}
+  {%- do temps.update({
+      'last_version': api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_last_version'), type='table'),
+      'current_version': api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_current_version'), type='table'),
+      'current_snapshot': api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_current_snapshot'), type='view'),
+  }) -%}
+  {{ return(temps) }}
+{%- endmacro %}
+
+
 {% macro existing_relations(relations) -%}
   {#- Which of `relations` (all in one schema) exist, each with its type, or none. Asks the
       database, not dbt's relation cache: the cache was filled when the invocation started, and
@@ -79,7 +97,8 @@
 {% macro last_run(runs_relation) -%}
   {#- The latest run's row as a dict (its checkpoint and the configuration it ran with), or none
       before the first run. Run histories from before the `config` column have none. -#}
-  {%- set table = run_query('select * from ' ~ runs_relation ~ ' order by run_id desc limit 1') -%}
+  {%- set query -%}select * from {{ runs_relation }} order by run_id desc limit 1{%- endset -%}
+  {%- set table = run_query(query) -%}
   {%- if table.rows | length == 0 -%}{{ return(none) }}{%- endif -%}
   {%- set row = table.rows[0] -%}
   {%- set recorded = 'config' in table.column_names -%}

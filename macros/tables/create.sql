@@ -15,50 +15,45 @@
 
 
 {% macro create_state_tables(cfg, batch, target, state) -%}
-  {#- Empty target (see create_target_sql), state and run history, typed after the batch. -#}
-  {%- set n = cfg.seq_parts -%}
-  {%- set runs_columns -%}
-      cast(0 as {{ dbt.type_bigint() }}) as run_id,
-      cast(null as {{ dbt.type_string() }}) as invocation_id,
-      {{ dbt.current_timestamp() }} as applied_at,
-      cast(false as {{ dbt.type_boolean() }}) as full_refresh,
-      cast(0 as {{ dbt.type_bigint() }}) as num_events,
-      cast(0 as {{ dbt.type_bigint() }}) as num_upserted_rows,
-      cast(0 as {{ dbt.type_bigint() }}) as num_deleted_rows,
-      cast(null as {{ dbt.type_string() }}) as checkpoint_column,
-      cast(null as {{ dbt.type_string() }}) as checkpoint_value,
-      {{ auto_cdc.seq_select('__cdc_seq', 'truncate_seq', n) }},
-      cast(null as {{ dbt.type_string() }}) as config
-  {%- endset -%}
-  {%- if cfg.scd_type == '1' -%}
-    {%- do auto_cdc.run_statements([
-        auto_cdc.create_target_sql(cfg, batch, target),
-        'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.state_columns_sql(cfg, 'b') ~ ' from ' ~ batch ~ ' as b where 1 = 0',
-        auto_cdc.create_key_index(target, cfg.key_columns),
-        auto_cdc.create_key_index(state.state, cfg.key_columns),
-        auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', n)),
-    ]) -%}
-  {%- else -%}
-    {#- SCD2: the target gains __START_AT/__END_AT typed like the sequence (bitemporal also
-        __SYSTEM_START_AT/__SYSTEM_END_AT typed like the system sequence); the state keeps events. -#}
-    {%- set identity = cfg.key_columns + ['__START_AT'] -%}
-    {%- set event_identity = cfg.key_columns + auto_cdc.seq_names('__cdc_seq', n) -%}
-    {%- if cfg.system_expr -%}
-      {%- set identity = identity + ['__SYSTEM_START_AT'] -%}
-      {%- set event_identity = event_identity + ['__cdc_sys'] -%}
-    {%- endif -%}
-    {%- do auto_cdc.run_statements([auto_cdc.create_sequence_type(cfg, batch)]) -%}
-    {%- do auto_cdc.run_statements([
-        auto_cdc.create_target_sql(cfg, batch, target),
-        'create table ' ~ state.state ~ ' as select ' ~ auto_cdc.scd2_event_columns_sql(cfg) ~ ' from ' ~ batch ~ ' where 1 = 0',
-        auto_cdc.create_key_index(target, identity),
-        auto_cdc.create_key_index(state.state, event_identity),
-    ]) -%}
-  {%- endif -%}
+  {#- Empty target (see create_target_sql), state and run history, typed after the batch.
+      SCD2: the target gains __START_AT/__END_AT typed like the sequence (bitemporal also
+      __SYSTEM_START_AT/__SYSTEM_END_AT typed like the system sequence); the state keeps events. -#}
+  {%- set scd1 = cfg.scd_type == '1' -%}
+  {%- do auto_cdc.run_statements([auto_cdc.create_sequence_type(cfg, batch) if not scd1 else '']) -%}
   {%- do auto_cdc.run_statements([
-      'create table ' ~ state.runs ~ ' as select ' ~ runs_columns ~ ' from ' ~ batch ~ ' where 1 = 0',
+      auto_cdc.create_target_sql(cfg, batch, target),
+      auto_cdc.create_empty_table_sql(state.state, auto_cdc.state_columns_sql(cfg, 'b') if scd1 else auto_cdc.scd2_event_columns_sql(cfg), batch),
+      auto_cdc.create_key_index(target, auto_cdc.target_layout(cfg).identity),
+      auto_cdc.create_key_index(state.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
+      auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts)) if scd1 else '',
+      auto_cdc.create_empty_table_sql(state.runs, auto_cdc.runs_columns_sql(cfg), batch),
       auto_cdc.create_key_index(state.runs, ['run_id']),
   ]) -%}
+{%- endmacro %}
+
+
+{% macro create_empty_table_sql(relation, columns_sql, batch) -%}
+  create table {{ relation }} as
+  select {{ columns_sql }}
+  from {{ batch }} as b
+  where 1 = 0
+{%- endmacro %}
+
+
+{% macro runs_columns_sql(cfg) -%}
+  {#- The run history: one row per applied run, with the table-wide facts (checkpoint, truncate
+      watermark) and the configuration it ran with. -#}
+  cast(0 as {{ dbt.type_bigint() }}) as run_id,
+  cast(null as {{ dbt.type_string() }}) as invocation_id,
+  {{ dbt.current_timestamp() }} as applied_at,
+  cast(false as {{ dbt.type_boolean() }}) as full_refresh,
+  cast(0 as {{ dbt.type_bigint() }}) as num_events,
+  cast(0 as {{ dbt.type_bigint() }}) as num_upserted_rows,
+  cast(0 as {{ dbt.type_bigint() }}) as num_deleted_rows,
+  cast(null as {{ dbt.type_string() }}) as checkpoint_column,
+  cast(null as {{ dbt.type_string() }}) as checkpoint_value,
+  {{ auto_cdc.seq_select('__cdc_seq', 'truncate_seq', cfg.seq_parts) }},
+  cast(null as {{ dbt.type_string() }}) as config
 {%- endmacro %}
 
 
@@ -127,13 +122,19 @@
 {%- endmacro %}
 
 {% macro default__column_type_of(relation, expr) -%}
-  {{ return(run_query('select typeof(' ~ expr ~ ') from (select 1 as __cdc_one) as one left join (select * from ' ~ relation
-                      ~ ' limit 0) as r on true').rows[0][0]) }}
+  {{ return(run_query(auto_cdc.type_probe_sql(relation, 'typeof(' ~ expr ~ ')')).rows[0][0]) }}
 {%- endmacro %}
 
 {% macro postgres__column_type_of(relation, expr) -%}
-  {{ return(run_query('select pg_typeof(' ~ expr ~ ')::text from (select 1 as __cdc_one) as one left join (select * from ' ~ relation
-                      ~ ' limit 0) as r on true').rows[0][0]) }}
+  {{ return(run_query(auto_cdc.type_probe_sql(relation, 'pg_typeof(' ~ expr ~ ')::text')).rows[0][0]) }}
+{%- endmacro %}
+
+
+{% macro type_probe_sql(relation, type_expr) -%}
+  {#- One row, even from an empty relation: the type of an expression over its columns. -#}
+  select {{ type_expr }}
+  from (select 1 as __cdc_one) as one
+  left join (select * from {{ relation }} limit 0) as r on true
 {%- endmacro %}
 
 

@@ -35,7 +35,7 @@
     {%- do tables.append((state[kind], columns, auto_cdc.held_columns(cfg, kind))) -%}
   {%- endfor -%}
   {%- do auto_cdc.reconcile_column_types(cfg, tables, source_columns) -%}
-  {%- if not new_columns -%}{{ return(cfg) }}{%- endif -%}
+  {%- if not new_columns -%}{{ return([]) }}{%- endif -%}
 
   {%- if cfg.on_schema_change == 'fail' -%}
     {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': the model query has new column(s) "
@@ -56,15 +56,10 @@
       {%- endfor -%}
       {%- do auto_cdc.run_statements(auto_cdc.add_columns(state.state, additions + known)) -%}
     {%- endif -%}
-    {{ return(cfg) }}
+    {{ return([]) }}
   {%- endif -%}
-
-  {#- 'ignore': write only the columns the target has. -#}
-  {%- set kept = [] -%}
-  {%- for column in cfg.value_columns -%}{%- if column not in new_columns -%}{%- do kept.append(column) -%}{%- endif -%}{%- endfor -%}
-  {%- set ignore_null_columns = cfg.ignore_null_columns | reject('in', new_columns) | list -%}
-  {%- do cfg.update({'value_columns': kept, 'written_columns': cfg.key_columns + kept, 'ignore_null_columns': ignore_null_columns}) -%}
-  {{ return(cfg) }}
+  {#- 'ignore': the run writes only the columns the target has. -#}
+  {{ return(new_columns) }}
 {%- endmacro %}
 
 

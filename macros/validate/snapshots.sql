@@ -27,8 +27,7 @@
     {%- endif -%}
   {%- endfor -%}
   {%- if not errors -%}
-    {%- set duplicates = run_query('select ' ~ auto_cdc.quoted_list(keys) ~ ', __cdc_version, count(*) from ' ~ snapshots
-        ~ ' group by ' ~ auto_cdc.quoted_list(keys) ~ ', __cdc_version having count(*) > 1 limit 1').rows -%}
+    {%- set duplicates = run_query(auto_cdc.duplicate_snapshot_key_sql(keys, snapshots)).rows -%}
     {%- if duplicates | length > 0 -%}
       {%- set example = [] -%}
       {%- for key in keys -%}{%- do example.append(key ~ '=' ~ duplicates[0][loop.index0]) -%}{%- endfor -%}
@@ -41,16 +40,38 @@
   {%- endif -%}
 
   {%- if cfg.version_column -%}
-    {#- Late versions are recorded as not applied, so later runs neither apply nor report them. -#}
-    {%- do auto_cdc.replace_temp_table(temps.read_versions,
-        'select distinct s.__cdc_version, not exists (select 1 from ' ~ temps.last_version ~ ' as l where s.__cdc_version <= l.version) as __cdc_applied from '
-        ~ snapshots ~ ' as s') -%}
-    {%- set late = run_query('select __cdc_version from ' ~ temps.read_versions ~ ' where not __cdc_applied order by 1').rows -%}
-    {%- if late | length > 0 -%}
-      {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': snapshot version(s) " ~ (late | map(attribute=0) | join(', '))
-          ~ " arrived after a later version was applied; skipped. Versions are applied in ascending order.") -%}
-      {%- do auto_cdc.run_statements(['delete from ' ~ snapshots ~ ' where __cdc_version <= (select version from ' ~ temps.last_version ~ ')']) -%}
-    {%- endif -%}
+    {%- do auto_cdc.skip_late_versions(cfg, temps) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro duplicate_snapshot_key_sql(keys, snapshots) -%}
+  select {{ auto_cdc.quoted_list(keys) }}, __cdc_version, count(*)
+  from {{ snapshots }}
+  group by {{ auto_cdc.quoted_list(keys) }}, __cdc_version
+  having count(*) > 1
+  limit 1
+{%- endmacro %}
+
+
+{% macro skip_late_versions(cfg, temps) -%}
+  {#- Versions at or below the last processed one arrived too late: recorded as not applied (so
+      later runs neither apply nor report them) and dropped from this run, with a warning. -#}
+  {%- set read_versions -%}
+    select distinct s.__cdc_version,
+      not exists (select 1 from {{ temps.last_version }} as l where s.__cdc_version <= l.version) as __cdc_applied
+    from {{ temps.snapshots }} as s
+  {%- endset -%}
+  {%- do auto_cdc.replace_temp_table(temps.read_versions, read_versions) -%}
+  {%- set late_query -%}select __cdc_version from {{ temps.read_versions }} where not __cdc_applied order by 1{%- endset -%}
+  {%- set late = run_query(late_query).rows -%}
+  {%- if late | length > 0 -%}
+    {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': snapshot version(s) " ~ (late | map(attribute=0) | join(', '))
+        ~ " arrived after a later version was applied; skipped. Versions are applied in ascending order.") -%}
+    {%- set drop_late -%}
+      delete from {{ temps.snapshots }} where __cdc_version <= (select version from {{ temps.last_version }})
+    {%- endset -%}
+    {%- do auto_cdc.run_statements([drop_late]) -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -63,8 +84,10 @@
   {%- set fraction = cfg.max_delete_fraction -%}
   {%- if fraction >= 1 -%}{{ return(none) }}{%- endif -%}
   {#- Only a version deleting more than fraction * 10 keys can trip the guard: count first. -#}
-  {%- set most = run_query("select coalesce(max(n), 0) from (select count(*) as n from " ~ batch
-                            ~ " where __cdc_op = 'delete' group by __cdc_seq) as per_version").rows[0][0] -%}
+  {%- set most_query -%}
+    select coalesce(max(n), 0) from (select count(*) as n from {{ batch }} where __cdc_op = 'delete' group by __cdc_seq) as per_version
+  {%- endset -%}
+  {%- set most = run_query(most_query).rows[0][0] -%}
   {%- if most <= fraction * 10 -%}{{ return(none) }}{%- endif -%}
   {%- set query -%}
     with versions as (

@@ -1,0 +1,114 @@
+{#- Stage 7, apply: the state. In: the resolved changes (SCD1) or the history and the batch
+    (SCD2, bitemporal). Out: the touched keys' state rewritten, inside the model's transaction:
+    SCD1 keeps one row per key with a visible row or a live tombstone; SCD2 and bitemporal keep
+    the events. -#}
+
+{% macro write_state_statements(arg_dict) -%}
+  {%- if arg_dict.cfg.scd_type == '1' -%}
+    {{ return([auto_cdc.scd1_forget_touched_sql(arg_dict), auto_cdc.scd1_store_touched_sql(arg_dict),
+               auto_cdc.scd1_forget_expired_sql(arg_dict)]) }}
+  {%- elif arg_dict.cfg.scd_type == '2' -%}
+    {{ return([auto_cdc.scd2_forget_events_sql(arg_dict), auto_cdc.scd2_store_events_sql(arg_dict)]) }}
+  {%- endif -%}
+  {{ return([auto_cdc.bitemporal_forget_events_sql(arg_dict), auto_cdc.bitemporal_store_events_sql(arg_dict)]) }}
+{%- endmacro %}
+
+
+{% macro scd1_forget_touched_sql(arg_dict) -%}
+  delete from {{ arg_dict.state }} as s
+  using {{ arg_dict.changes }} as c
+  where {{ auto_cdc.keys_match(arg_dict.cfg.key_columns, 's', 'c') }}
+{%- endmacro %}
+
+
+{% macro scd1_store_touched_sql(arg_dict) -%}
+  {#- Keys with neither a row nor a live tombstone drop out of the state. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set columns = auto_cdc.quoted_list(cfg.key_columns) ~ ', ' ~ (auto_cdc.scd1_state_columns(cfg) | join(', ')) -%}
+  insert into {{ arg_dict.state }} ({{ columns }})
+  select {{ columns }}
+  from {{ arg_dict.changes }}
+  where {{ auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts) }} is not null
+     or {{ auto_cdc.seq_first('__cdc_delete_seq', cfg.seq_parts) }} is not null
+{%- endmacro %}
+
+
+{% macro scd1_forget_expired_sql(arg_dict) -%}
+  {#- Tombstones past their retention are forgotten: late upserts pass them again. -#}
+  delete from {{ arg_dict.state }}
+  where {{ auto_cdc.seq_first('__cdc_upsert_seq', arg_dict.cfg.seq_parts) }} is null
+    and __cdc_deleted_at < {{ auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention) }}
+{%- endmacro %}
+
+
+{% macro scd1_forget_dominated_sql(arg_dict) -%}
+  {#- After a truncate (run once the run is recorded), tombstones older than the watermark are
+      redundant: it blocks those late upserts on its own. -#}
+  {%- set n = arg_dict.cfg.seq_parts -%}
+  delete from {{ arg_dict.state }} as s
+  using (select {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }} from {{ arg_dict.runs }} order by run_id desc limit 1) as w
+  where s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null
+    and {{ auto_cdc.seq_older('__cdc_delete_seq', 'truncate_seq', n, 's', 'w') }}
+{%- endmacro %}
+
+
+{#- SCD2: the batch's events are added (a redelivered one replaces its stored copy). Events that
+    arrived longer than tombstone_retention ago are compacted: only those that still shape a row
+    stay (a run's first and last event, a delete that closes a run), with their values fixed
+    (partial updates). Stored events that stay as they are are not rewritten, so an in-order
+    batch writes only its own events. -#}
+
+{% macro scd2_event_kept(arg_dict) -%}
+  {#- Over the history `h`: is the event kept, and is a kept stored event rewritten (fixed)? -#}
+  {%- set horizon = auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention) -%}
+  {%- set kept -%}(h.__cdc_arrived_at >= {{ horizon }} or h.__head = 1 or h.__tail or h.__closing){%- endset -%}
+  {%- set refixed -%}{% if arg_dict.cfg.partial %}(h.__cdc_arrived_at < {{ horizon }}){% else %}false{% endif %}{%- endset -%}
+  {{ return({'kept': kept, 'refixed': refixed, 'horizon': horizon}) }}
+{%- endmacro %}
+
+
+{% macro scd2_forget_events_sql(arg_dict) -%}
+  {%- set rule = auto_cdc.scd2_event_kept(arg_dict) -%}
+  delete from {{ arg_dict.state }} as e
+  using {{ arg_dict.history }} as h
+  where {{ auto_cdc.keys_match(arg_dict.cfg.key_columns, 'e', 'h') }}
+    and {{ auto_cdc.seq_row('__cdc_seq', arg_dict.cfg.seq_parts, 'e') }} = {{ auto_cdc.seq_row('__cdc_seq', arg_dict.cfg.seq_parts, 'h') }}
+    and (h.__cdc_new or not {{ rule.kept }} or {{ rule.refixed }})
+{%- endmacro %}
+
+
+{% macro scd2_store_events_sql(arg_dict) -%}
+  {#- A compacted event's partial-update flags become true: its values were filled in. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set rule = auto_cdc.scd2_event_kept(arg_dict) -%}
+  {%- set columns = auto_cdc.event_columns(cfg, arg_dict.known_columns) -%}
+  {%- set partial_flags = [] -%}
+  {%- for column in cfg.value_columns if cfg.partial -%}{%- do partial_flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}
+  insert into {{ arg_dict.state }} ({{ auto_cdc.quoted_list(columns) }})
+  select
+    {%- for column in columns %}
+    {% if column in partial_flags %}({{ column }} or __cdc_arrived_at < {{ rule.horizon }}) as {{ column }}{% else %}{{ auto_cdc.quote_identifier(column) }}{% endif %}{{ ',' if not loop.last }}
+    {%- endfor %}
+  from {{ arg_dict.history }} as h
+  where {{ rule.kept }} and (h.__cdc_new or {{ rule.refixed }})
+{%- endmacro %}
+
+
+{#- Bitemporal: every event stays, since any later system time may need the whole history again. -#}
+
+{% macro bitemporal_forget_events_sql(arg_dict) -%}
+  {%- set cfg = arg_dict.cfg -%}
+  delete from {{ arg_dict.state }} as e
+  using ({{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}) as n
+  where {{ auto_cdc.keys_match(cfg.key_columns, 'e', 'n') }}
+    and {{ auto_cdc.seq_row('__cdc_seq', cfg.seq_parts, 'e') }} = {{ auto_cdc.seq_row('__cdc_seq', cfg.seq_parts, 'n') }}
+    and e.__cdc_sys = n.__cdc_sys
+{%- endmacro %}
+
+
+{% macro bitemporal_store_events_sql(arg_dict) -%}
+  {%- set columns = auto_cdc.quoted_list(auto_cdc.event_columns(arg_dict.cfg, arg_dict.known_columns)) -%}
+  insert into {{ arg_dict.state }} ({{ columns }})
+  select {{ columns }}
+  from ({{ auto_cdc.scd2_new_events_sql(arg_dict.cfg, arg_dict.batch, arg_dict.known_columns) }}) as n
+{%- endmacro %}
