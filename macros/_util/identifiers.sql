@@ -34,22 +34,18 @@
 
 
 {% macro quoted_list(names, prefix='') -%}
-  {#- "a", "b" (optionally each as prefix."a"). -#}
-  {%- set out = [] -%}
-  {%- for name in names -%}
-    {%- do out.append(prefix ~ auto_cdc.quote_identifier(name)) -%}
-  {%- endfor -%}
-  {{ return(out | join(', ')) }}
+  {#- "a", "b" (optionally each as prefix."a"). dbt's get_quoted_csv quotes with adapter.quote,
+      which does not escape a quote inside a name; quote_identifier does. -#}
+  {%- for name in names -%}{{ prefix }}{{ auto_cdc.quote_identifier(name) }}{{ ', ' if not loop.last }}{%- endfor -%}
 {%- endmacro %}
 
 
 {% macro keys_match(keys, left, right) -%}
-  {#- Join condition on the keys. Keys are never NULL (the batch is validated), so `=` is exact. -#}
-  {%- set out = [] -%}
+  {#- Join condition on the keys. Keys are never NULL (the batch is validated), so `=` is exact.
+      (dbt has no public macro for this; its merge macros build the condition inline.) -#}
   {%- for key in keys -%}
-    {%- do out.append(left ~ '.' ~ auto_cdc.quote_identifier(key) ~ ' = ' ~ right ~ '.' ~ auto_cdc.quote_identifier(key)) -%}
+    {{ left }}.{{ auto_cdc.quote_identifier(key) }} = {{ right }}.{{ auto_cdc.quote_identifier(key) }}{{ ' and ' if not loop.last }}
   {%- endfor -%}
-  {{ return(out | join(' and ')) }}
 {%- endmacro %}
 
 

@@ -12,24 +12,21 @@
 {%- endmacro %}
 
 
+{#- The expression helpers below are templates: each renders one SQL expression or select list. -#}
+
 {% macro seq_row(prefix, n, alias=none) -%}
-  {%- set dot = (alias ~ '.') if alias else '' -%}
-  {%- set parts = [] -%}
-  {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do parts.append(dot ~ name) -%}{%- endfor -%}
-  {{ return('(' ~ (parts | join(', ')) ~ ')') }}
+  ({% for name in auto_cdc.seq_names(prefix, n) %}{% if alias %}{{ alias }}.{% endif %}{{ name }}{{ ', ' if not loop.last }}{% endfor %})
 {%- endmacro %}
 
 
 {% macro seq_first(prefix, n, alias=none) -%}
-  {%- set dot = (alias ~ '.') if alias else '' -%}
-  {{ return(dot ~ auto_cdc.seq_names(prefix, n)[0]) }}
+  {% if alias %}{{ alias }}.{% endif %}{{ auto_cdc.seq_names(prefix, n)[0] }}
 {%- endmacro %}
 
 
 {% macro seq_cmp(a, b, n, op, alias_a=none, alias_b=none) -%}
   {#- True when `a` is present and either `b` is absent or `a <op> b`. -#}
-  {{ return('(' ~ auto_cdc.seq_first(a, n, alias_a) ~ ' is not null and (' ~ auto_cdc.seq_first(b, n, alias_b)
-            ~ ' is null or ' ~ auto_cdc.seq_row(a, n, alias_a) ~ ' ' ~ op ~ ' ' ~ auto_cdc.seq_row(b, n, alias_b) ~ '))') }}
+  ({{ auto_cdc.seq_first(a, n, alias_a) }} is not null and ({{ auto_cdc.seq_first(b, n, alias_b) }} is null or {{ auto_cdc.seq_row(a, n, alias_a) }} {{ op }} {{ auto_cdc.seq_row(b, n, alias_b) }}))
 {%- endmacro %}
 
 
@@ -37,12 +34,10 @@
   {#- Select list: the greater of sequences `a` and `b` (either may be absent) as `out`. -#}
   {%- set a_names = auto_cdc.seq_names(a, n) -%}
   {%- set b_names = auto_cdc.seq_names(b, n) -%}
-  {%- set cols = [] -%}
   {%- for out_name in auto_cdc.seq_names(out, n) -%}
-    {%- do cols.append('case when ' ~ auto_cdc.seq_cmp(a, b, n, '>=') ~ ' then ' ~ a_names[loop.index0]
-                       ~ ' else ' ~ b_names[loop.index0] ~ ' end as ' ~ out_name) -%}
+    case when {{ auto_cdc.seq_cmp(a, b, n, '>=') }} then {{ a_names[loop.index0] }} else {{ b_names[loop.index0] }} end as {{ out_name }}
+    {{- ',\n    ' if not loop.last }}
   {%- endfor -%}
-  {{ return(cols | join(',\n    ')) }}
 {%- endmacro %}
 
 
@@ -50,29 +45,23 @@
   {#- Select list: sequence `source` renamed `out`; NULL where `condition` is false;
       with `over`, the first such value in that window. -#}
   {%- set src = auto_cdc.seq_names(source, n) -%}
-  {%- set dot = (alias ~ '.') if alias else '' -%}
-  {%- set cols = [] -%}
   {%- for out_name in auto_cdc.seq_names(out, n) -%}
-    {%- set value = dot ~ src[loop.index0] -%}
-    {%- if condition -%}{%- set value = 'case when ' ~ condition ~ ' then ' ~ value ~ ' end' -%}{%- endif -%}
-    {%- if over -%}{%- set value = 'first_value(' ~ value ~ ') over ' ~ over -%}{%- endif -%}
-    {%- do cols.append(value ~ ' as ' ~ out_name) -%}
+    {%- set value -%}{% if alias %}{{ alias }}.{% endif %}{{ src[loop.index0] }}{%- endset -%}
+    {%- if condition -%}{%- set value -%}case when {{ condition }} then {{ value }} end{%- endset -%}{%- endif -%}
+    {%- if over -%}{%- set value -%}first_value({{ value }}) over {{ over }}{%- endset -%}{%- endif -%}
+    {{ value }} as {{ out_name }}{{ ',\n    ' if not loop.last }}
   {%- endfor -%}
-  {{ return(cols | join(',\n    ')) }}
 {%- endmacro %}
 
 
 {% macro seq_older(a, b, n, alias_a=none, alias_b=none) -%}
   {#- True when both are present and `a < b`. -#}
-  {{ return('(' ~ auto_cdc.seq_first(a, n, alias_a) ~ ' is not null and ' ~ auto_cdc.seq_first(b, n, alias_b) ~ ' is not null and '
-            ~ auto_cdc.seq_row(a, n, alias_a) ~ ' < ' ~ auto_cdc.seq_row(b, n, alias_b) ~ ')') }}
+  ({{ auto_cdc.seq_first(a, n, alias_a) }} is not null and {{ auto_cdc.seq_first(b, n, alias_b) }} is not null and {{ auto_cdc.seq_row(a, n, alias_a) }} < {{ auto_cdc.seq_row(b, n, alias_b) }})
 {%- endmacro %}
 
 
 {% macro seq_order(prefix, n, direction='desc') -%}
-  {%- set parts = [] -%}
-  {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do parts.append(name ~ ' ' ~ direction) -%}{%- endfor -%}
-  {{ return(parts | join(', ')) }}
+  {% for name in auto_cdc.seq_names(prefix, n) %}{{ name }} {{ direction }}{{ ', ' if not loop.last }}{% endfor %}
 {%- endmacro %}
 
 
@@ -90,17 +79,15 @@
 
 {% macro duckdb__seq_value(parts, cfg) -%}
   {#- A STRUCT: DuckDB orders structs field by field. -#}
-  {%- set fields = [] -%}
-  {%- for part in parts -%}
-    {%- do fields.append(auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) ~ ' := ' ~ part) -%}
-  {%- endfor -%}
   {#- No sequence (an open __END_AT) must be NULL, not a struct of NULLs. -#}
-  {{ return('case when ' ~ parts[0] ~ ' is not null then struct_pack(' ~ (fields | join(', ')) ~ ') end') }}
+  case when {{ parts[0] }} is not null then struct_pack(
+    {%- for part in parts %}{{ auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) }} := {{ part }}{{ ', ' if not loop.last }}{% endfor -%}
+  ) end
 {%- endmacro %}
 
 {% macro postgres__seq_value(parts, cfg) -%}
   {#- A composite type made for this model: PostgreSQL orders composites field by field. -#}
-  {{ return('case when ' ~ parts[0] ~ ' is not null then row(' ~ (parts | join(', ')) ~ ')::' ~ cfg.seq_type ~ ' end') }}
+  case when {{ parts[0] }} is not null then row({{ parts | join(', ') }})::{{ cfg.seq_type }} end
 {%- endmacro %}
 
 

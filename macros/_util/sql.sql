@@ -15,6 +15,8 @@
 {%- endmacro %}
 
 {% macro default__create_temp_table(relation, sql) -%}
+  {#- Not dbt's create_table_as: under an enforced contract it gives any table it creates the
+      model's contract, which describes the target, not the run's working tables. -#}
   create temporary table {{ relation }} as
   {{ sql }}
 {%- endmacro %}

@@ -6,7 +6,7 @@
   {%- set cfg = arg_dict.cfg -%}
   {#- Resolve: the rows the touched keys must have, and the action each needs. -#}
   {%- if cfg.scd_type != '1' -%}
-    {%- do auto_cdc.fill_temp_table(arg_dict.history, auto_cdc.scd2_history_sql(arg_dict), cfg.key_columns + ['__tail']) -%}
+    {%- do auto_cdc.fill_temp_table(arg_dict.history, auto_cdc.scd2_history_sql(arg_dict), cfg.key_columns + ['__cdc_run_tail']) -%}
   {%- endif -%}
   {%- do auto_cdc.fill_temp_table(arg_dict.changes, auto_cdc.changes_sql(arg_dict), cfg.key_columns + ['__cdc_action']) -%}
   {%- set metrics = auto_cdc.change_metrics(arg_dict.changes, arg_dict.shape) -%}

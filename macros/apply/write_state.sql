@@ -24,7 +24,7 @@
 {% macro scd1_store_touched_sql(arg_dict) -%}
   {#- Keys with neither a row nor a live tombstone drop out of the state. -#}
   {%- set cfg = arg_dict.cfg -%}
-  {%- set columns = auto_cdc.quoted_list(cfg.key_columns) ~ ', ' ~ (auto_cdc.scd1_state_columns(cfg) | join(', ')) -%}
+  {%- set columns = auto_cdc.quoted_list(cfg.key_columns + auto_cdc.scd1_state_columns(cfg)) -%}
   insert into {{ arg_dict.state }} ({{ columns }})
   select {{ columns }}
   from {{ arg_dict.changes }}
@@ -61,7 +61,7 @@
 {% macro scd2_event_kept(arg_dict) -%}
   {#- Over the history `h`: is the event kept, and is a kept stored event rewritten (fixed)? -#}
   {%- set horizon = auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention) -%}
-  {%- set kept -%}(h.__cdc_arrived_at >= {{ horizon }} or h.__head = 1 or h.__tail or h.__closing){%- endset -%}
+  {%- set kept -%}(h.__cdc_arrived_at >= {{ horizon }} or h.__cdc_run_head = 1 or h.__cdc_run_tail or h.__cdc_closes_run){%- endset -%}
   {%- set refixed -%}{% if arg_dict.cfg.partial %}(h.__cdc_arrived_at < {{ horizon }}){% else %}false{% endif %}{%- endset -%}
   {{ return({'kept': kept, 'refixed': refixed, 'horizon': horizon}) }}
 {%- endmacro %}

@@ -2,7 +2,10 @@
     which of them compare as text (types without a usable `=`); no rows are read. -#}
 
 {% macro query_columns(sql, probe) -%}
-  {#- The model query's columns, from an empty temp table (no rows are read): `columns` (names
+  {#- (Not dbt's get_column_schema_from_query: it takes types from the driver's cursor
+      description, which drops lengths and precision, and the catalog lookup below needs a
+      relation.)
+      The model query's columns, from an empty temp table (no rows are read): `columns` (names
       and types), `names`, and `compared_as_text`: the columns whose type has no usable
       equality operator, so comparisons go through their text form. -#}
   {%- call statement('auto_cdc_probe') -%}

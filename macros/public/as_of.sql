@@ -26,7 +26,8 @@
   {%- set start = auto_cdc.quote_identifier(start_column) -%}
   {%- set end = auto_cdc.quote_identifier(end_column) -%}
   {%- if point is none -%}
-    {{ return(end ~ ' is null') }}
+    {{ end }} is null
+  {%- else -%}
+    ({{ start }} <= ({{ point }}) and ({{ end }} is null or {{ end }} > ({{ point }})))
   {%- endif -%}
-  {{ return('(' ~ start ~ ' <= (' ~ point ~ ') and (' ~ end ~ ' is null or ' ~ end ~ ' > (' ~ point ~ ')))') }}
 {%- endmacro %}

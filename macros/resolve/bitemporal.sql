@@ -10,7 +10,7 @@
   {%- set cfg = arg_dict.cfg -%}
   {%- set keys = cfg.key_columns -%}
   {%- set key_list = auto_cdc.quoted_list(keys) -%}
-  {%- set row_identity = auto_cdc.quoted_list(keys + cfg.value_columns) ~ ', __cdc_start, __cdc_end' -%}
+  {%- set row_identity -%}{{ auto_cdc.quoted_list(keys + cfg.value_columns) }}, __cdc_start, __cdc_end{%- endset -%}
   {%- set start = auto_cdc.quote_identifier('__START_AT') -%}
   {%- set end = auto_cdc.quote_identifier('__END_AT') -%}
   {%- set system_start = auto_cdc.quote_identifier('__SYSTEM_START_AT') -%}
@@ -26,12 +26,12 @@
     {#- The rows of H(t) at each system time t. #}
     select {{ auto_cdc.quoted_list(keys, 'h.') }}
       {%- for column in cfg.value_columns %}, {{ auto_cdc.comparable(cfg, column, 'h.') }} as {{ auto_cdc.quote_identifier(column) }}{% endfor %},
-      {{ auto_cdc.seq_value('h.__start', cfg) }} as __cdc_start,
-      {{ auto_cdc.seq_value('h.__next', cfg) }} as __cdc_end,
+      {{ auto_cdc.seq_value('h.__cdc_run_start', cfg) }} as __cdc_start,
+      {{ auto_cdc.seq_value('h.__cdc_next_seq', cfg) }} as __cdc_end,
       t.__cdc_i
     from {{ arg_dict.history }} as h
     join system_times as t on {{ auto_cdc.keys_match(keys, 't', 'h') }} and t.__cdc_asof = h.__cdc_asof
-    where h.__tail
+    where h.__cdc_run_tail
   ),
 
   stretches as (

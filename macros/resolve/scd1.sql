@@ -99,7 +99,7 @@
   {#- One row per key: its newest upsert and delete and, per column, the newest value written
       (with partial updates: by the newest event that wrote that column). -#}
   {%- set n = cfg.seq_parts -%}
-  {%- set partition = 'partition by ' ~ auto_cdc.quoted_list(cfg.key_columns) -%}
+  {%- set partition -%}partition by {{ auto_cdc.quoted_list(cfg.key_columns) }}{%- endset -%}
   {%- set newest = auto_cdc.seq_order('__cdc_seq', n) -%}
   select {{ auto_cdc.quoted_list(cfg.key_columns) }},
     {{ auto_cdc.seq_select('__cdc_seq', '__cdc_batch_upsert_seq', n, "__cdc_op = 'upsert'", over='w_upsert') }},

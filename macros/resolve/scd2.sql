@@ -18,10 +18,10 @@
 
   desired as (
     select {{ auto_cdc.quoted_list(keys + cfg.value_columns) }},
-      {{ auto_cdc.seq_value('__start', cfg) }} as {{ start }},
-      {{ auto_cdc.seq_value('__next', cfg) }} as {{ end }}
+      {{ auto_cdc.seq_value('__cdc_run_start', cfg) }} as {{ start }},
+      {{ auto_cdc.seq_value('__cdc_next_seq', cfg) }} as {{ end }}
     from {{ arg_dict.history }}
-    where __tail
+    where __cdc_run_tail
   ),
 
   {{ auto_cdc.compare_with_target_sql(cfg, arg_dict.target) }}

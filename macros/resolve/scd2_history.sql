@@ -56,7 +56,8 @@
     where __cdc_latest = 1
   ),
 
-  {{ auto_cdc.scd2_runs_sql(cfg, 'as_known', keys ~ ', __cdc_asof', arg_dict.known_columns) }}
+  {%- set seen_at -%}{{ keys }}, __cdc_asof{%- endset %}
+  {{ auto_cdc.scd2_runs_sql(cfg, 'as_known', seen_at, arg_dict.known_columns) }}
   {%- else %}
   {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, arg_dict.known_columns) }}
   {%- endif %}
@@ -97,21 +98,22 @@
   {%- set columns = cfg.value_columns -%}
   {%- set flags = auto_cdc.event_flags(cfg, known_columns) -%}
   {%- set known = known_columns -%}
-  {%- set per_key = 'partition by ' ~ partition ~ ' order by ' ~ seq_list -%}
-  {%- set running = per_key ~ ' rows between unbounded preceding and current row' -%}
+  {%- set per_key -%}partition by {{ partition }} order by {{ seq_list }}{%- endset -%}
+  {%- set run_window -%}(partition by {{ partition }}, __cdc_run order by {{ seq_list }}){%- endset -%}
+  {%- set running -%}{{ per_key }} rows between unbounded preceding and current row{%- endset -%}
   {{ auto_cdc.scd2_filled_ctes(cfg, source, partition, flags) }}
 
   marked as (
     select *,
-      lag(__cdc_op) over w as __prev_op
+      lag(__cdc_op) over w as __cdc_prev_op
       {%- for column in cfg.tracked_columns %},
-      lag({{ auto_cdc.quote_identifier(column) }}) over w as __prev_t{{ loop.index }}
+      lag({{ auto_cdc.quote_identifier(column) }}) over w as __cdc_prev_tracked_{{ loop.index }}
       {%- if column in known %},
-      lag(coalesce({{ auto_cdc.event_known(column) }}, false)) over w as __prev_k{{ loop.index }}
+      lag(coalesce({{ auto_cdc.event_known(column) }}, false)) over w as __cdc_prev_known_{{ loop.index }}
       {%- endif %}
       {%- endfor %}
       {%- for name in seqs %},
-      lead({{ name }}) over w as {{ auto_cdc.seq_names('__next', n)[loop.index0] }}
+      lead({{ name }}) over w as {{ auto_cdc.seq_names('__cdc_next_seq', n)[loop.index0] }}
       {%- endfor %}
     from filled
     window w as ({{ per_key }})
@@ -122,24 +124,24 @@
         A column appended later is only compared between events that both carried it, so
         appending it never opens versions by itself. -#}
     select *,
-      case when __cdc_op = 'upsert' and (__prev_op is null or __prev_op = 'delete'
+      case when __cdc_op = 'upsert' and (__cdc_prev_op is null or __cdc_prev_op = 'delete'
         {%- for column in cfg.tracked_columns %}
-        or ({{ auto_cdc.comparable(cfg, column) }} is distinct from {{ auto_cdc.compared(cfg, column, '__prev_t' ~ loop.index) }}
-          {%- if column in known %} and coalesce({{ auto_cdc.event_known(column) }}, false) and __prev_k{{ loop.index }}{% endif %})
-        {%- endfor %}) then 1 else 0 end as __head
+        or ({{ auto_cdc.comparable(cfg, column) }} is distinct from {{ auto_cdc.compared(cfg, column, '__cdc_prev_tracked_' ~ loop.index) }}
+          {%- if column in known %} and coalesce({{ auto_cdc.event_known(column) }}, false) and __cdc_prev_known_{{ loop.index }}{% endif %})
+        {%- endfor %}) then 1 else 0 end as __cdc_run_head
     from marked
   ),
 
   numbered as (
     select *,
-      sum(case when __cdc_op = 'delete' or __head = 1 then 1 else 0 end) over ({{ running }}) as __run
+      sum(case when __cdc_op = 'delete' or __cdc_run_head = 1 then 1 else 0 end) over ({{ running }}) as __cdc_run
     from headed
   )
 
   select *,
-    (__cdc_op = 'upsert' and row_number() over (partition by {{ partition }}, __run order by {{ auto_cdc.seq_order('__cdc_seq', n) }}) = 1) as __tail,
-    (__cdc_op = 'delete' and __prev_op = 'upsert') as __closing,
-    {{ auto_cdc.seq_select('__cdc_seq', '__start', n, over='(partition by ' ~ partition ~ ', __run order by ' ~ seq_list ~ ')') }}
+    (__cdc_op = 'upsert' and row_number() over (partition by {{ partition }}, __cdc_run order by {{ auto_cdc.seq_order('__cdc_seq', n) }}) = 1) as __cdc_run_tail,
+    (__cdc_op = 'delete' and __cdc_prev_op = 'upsert') as __cdc_closes_run,
+    {{ auto_cdc.seq_select('__cdc_seq', '__cdc_run_start', n, over=run_window) }}
   from numbered
 {%- endmacro %}
 
@@ -158,7 +160,7 @@
     select *
       {%- for column in cfg.value_columns %},
       count(case when __cdc_op = 'delete' or {{ flags[loop.index0] }} then 1 end)
-        over (partition by {{ partition }} order by {{ seq_list }} rows between unbounded preceding and current row) as __g_{{ loop.index }}
+        over (partition by {{ partition }} order by {{ seq_list }} rows between unbounded preceding and current row) as __cdc_group_{{ loop.index }}
       {%- endfor %}
     from {{ source }}
   ),
@@ -167,7 +169,7 @@
     select {{ partition }}, {{ seq_list }}, __cdc_op
       {%- for column in cfg.value_columns %},
       case when __cdc_op = 'upsert' then first_value(case when {{ flags[loop.index0] }} then {{ auto_cdc.quote_identifier(column) }} end)
-        over (partition by {{ partition }}, __g_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
+        over (partition by {{ partition }}, __cdc_group_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
       {%- endfor %}
       {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new
     from grouped

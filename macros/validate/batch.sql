@@ -67,19 +67,15 @@
       column, whether they write it and the value they write. Anything else (an ingestion
       time, a column left out of the target) may differ. A real conflict is named with an
       example key and the columns that differ. -#}
-  {%- set identity = cfg.key_columns | map('string') | list -%}
-  {%- set identity_sql = [auto_cdc.quoted_list(cfg.key_columns)] + auto_cdc.seq_names('__cdc_seq', cfg.seq_parts)
-                         + (['__cdc_sys'] if cfg.system_expr else []) -%}
-  {%- set kept = [] -%}
-  {%- for column in cfg.value_columns -%}
-    {%- set writes = auto_cdc.writes_column(cfg, column) -%}
-    {%- do kept.append({'value': 'case when ' ~ writes ~ ' then ' ~ auto_cdc.comparable(cfg, column) ~ ' end',
-                        'written': ('case when ' ~ writes ~ ' then 1 else 0 end') if cfg.columns_to_update else none}) -%}
-  {%- endfor -%}
+  {%- set identity_sql = [auto_cdc.quoted_list(auto_cdc.event_identity(cfg))] -%}
   {%- set query -%}
     with events as (
       select distinct {{ identity_sql | join(', ') }}, __cdc_op
-        {%- for k in kept %}, {{ k.value }} as __cdc_v{{ loop.index }}{% if k.written %}, {{ k.written }} as __cdc_w{{ loop.index }}{% endif %}{% endfor %}
+        {%- for column in cfg.value_columns %}
+        {%- set writes = auto_cdc.writes_column(cfg, column) %},
+        case when {{ writes }} then {{ auto_cdc.comparable(cfg, column) }} end as __cdc_v{{ loop.index }}
+        {%- if cfg.columns_to_update %}, case when {{ writes }} then 1 else 0 end as __cdc_w{{ loop.index }}{% endif %}
+        {%- endfor %}
       from {{ batch_relation }}
       where __cdc_op <> 'truncate'
     ),
@@ -93,9 +89,9 @@
     select {{ auto_cdc.quoted_list(cfg.key_columns, 'c.') }}, {{ auto_cdc.seq_names('c.__cdc_seq', cfg.seq_parts) | join(', ') }}
       {%- if cfg.system_expr %}, c.__cdc_sys{% endif %},
       count(distinct e.__cdc_op) > 1 as __cdc_op_differs
-      {%- for k in kept %},
+      {%- for column in cfg.value_columns %},
       count(distinct e.__cdc_v{{ loop.index }}) + max(case when e.__cdc_v{{ loop.index }} is null then 1 else 0 end) > 1
-        {%- if k.written %} or count(distinct e.__cdc_w{{ loop.index }}) > 1{% endif %} as __cdc_differs_{{ loop.index }}
+        {%- if cfg.columns_to_update %} or count(distinct e.__cdc_w{{ loop.index }}) > 1{% endif %} as __cdc_differs_{{ loop.index }}
       {%- endfor %}
     from conflict as c
     join events as e on {{ auto_cdc.keys_match(cfg.key_columns, 'c', 'e') }}
