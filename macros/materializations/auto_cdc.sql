@@ -19,8 +19,7 @@
 
   {#- 1. Read and validate the configuration against the model query's columns. -#}
   {%- set source = auto_cdc.query_columns(sql, temps.probe) -%}
-  {%- set cfg = auto_cdc.read_cdc_config(source) -%}
-  {%- do cfg.update({'seq_type': state.seq_type}) -%}
+  {%- set cfg = auto_cdc.read_cdc_config(source, state.seq_type) -%}
   {%- do auto_cdc.check_expressions(cfg, sql) -%}
 
   {#- 2. Create, rebuild or apply? The model's tables exist together or not at all (looked up

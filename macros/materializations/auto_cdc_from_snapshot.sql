@@ -66,8 +66,7 @@
   {#- 3. Read and validate the configuration against the model query's columns, and against the
          configuration the stored state was built with. -#}
   {%- set source = auto_cdc.query_columns(sql, temps.probe) -%}
-  {%- set cfg = auto_cdc.read_cdc_config(source, versions) -%}
-  {%- do cfg.update({'seq_type': state.seq_type}) -%}
+  {%- set cfg = auto_cdc.read_cdc_config(source, state.seq_type, versions) -%}
   {%- do auto_cdc.check_config_drift(cfg.state_config, previous) -%}
   {%- if cfg.version_column -%}
     {%- set version_type = (source.columns | selectattr('name', 'equalto', cfg.version_column) | first).data_type -%}
