@@ -2,17 +2,6 @@
     `meta`. Out: errors for a key that is probably a typo of an auto_cdc config, or belongs to the
     other materialization. -#}
 
-{% macro config_names(snapshot) -%}
-  {#- The configs each materialization reads (README, "Configuration reference"). -#}
-  {%- set common = ['keys', 'stored_as_scd_type', 'column_list', 'except_column_list', 'track_history_column_list',
-                    'track_history_except_column_list', 'tombstone_retention', 'on_schema_change'] -%}
-  {%- set change_feed = ['sequence_by', 'apply_as_deletes', 'apply_as_truncates', 'ignore_null_updates', 'ignore_null_updates_column_list',
-                         'ignore_null_updates_except_column_list', 'columns_to_update', 'system_sequence_by', 'checkpoint_column'] -%}
-  {%- set snapshots = ['snapshot_version_column', 'snapshot_version_query', 'snapshot_version_function', 'max_delete_fraction'] -%}
-  {{ return({'own': common + (snapshots if snapshot else change_feed), 'other': change_feed if snapshot else snapshots}) }}
-{%- endmacro %}
-
-
 {% macro _user_config_keys() -%}
   {#- Every key set on the model (config(), properties YAML, dbt_project.yml) and under its `meta`. -#}
   {%- set keys = [] -%}
@@ -30,7 +19,7 @@
   {%- set names = auto_cdc.config_names(snapshot) -%}
   {%- for key in auto_cdc._user_config_keys() if key not in names.own -%}
     {%- if key in names.other -%}
-      {#- auto_cdc_from_snapshot names the change-feed configs it rejects in read_cdc_config. -#}
+      {#- auto_cdc_from_snapshot names the change-feed configs it rejects in _reject_change_feed_configs. -#}
       {%- if not snapshot and auto_cdc._config_value(key) is not none -%}
         {%- do errors.append("`" ~ key ~ "` only applies to auto_cdc_from_snapshot: remove it, or set materialized='auto_cdc_from_snapshot'.") -%}
       {%- endif -%}

@@ -1,9 +1,20 @@
+{#- Stage 1's settings, narrowed for on_schema_change='ignore'. In: `cfg` from read_cdc_config()
+    and the source columns the target lacks. Out: a new cfg that writes only the target's
+    columns; the one read stays as it was read. -#}
+
 {% macro narrow_to_target(cfg, ignored_columns) -%}
-  {%- if not ignored_columns -%}{{ return(cfg) }}{%- endif -%}
+  {#- cfg with `ignored_columns` left out of what is written (value_columns, written_columns)
+      and of the partial updates (ignore_null_columns). A copy: nothing changes cfg after it is
+      read, so every stage sees the configuration the run started with. -#}
   {%- set narrowed = {} -%}
-  {%- do narrowed.update(cfg) -%}
+  {%- for name, value in cfg.items() -%}
+    {%- do narrowed.update({name: value}) -%}
+  {%- endfor -%}
   {%- set kept = cfg.value_columns | reject('in', ignored_columns) | list -%}
-  {%- do narrowed.update({'value_columns': kept, 'written_columns': cfg.key_columns + kept,
-                          'ignore_null_columns': cfg.ignore_null_columns | reject('in', ignored_columns) | list}) -%}
+  {%- do narrowed.update({
+      'value_columns': kept,
+      'written_columns': cfg.key_columns + kept,
+      'ignore_null_columns': cfg.ignore_null_columns | reject('in', ignored_columns) | list,
+  }) -%}
   {{ return(narrowed) }}
 {%- endmacro %}

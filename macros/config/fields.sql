@@ -1,0 +1,123 @@
+{#- Stage 1, configuration: the field table. In: the model's config (config(), YAML,
+    dbt_project.yml, `meta`). Out: the configs each materialization reads, their values as set or
+    defaulted, the checks a value's type alone decides, and the rejection of change-feed configs
+    on snapshot models. -#}
+
+{% macro config_fields() -%}
+  {#- Every config the two materializations read, written once (README, "Configuration
+      reference"): {name: {'type', 'default', 'for': 'both' | 'change_feed' | 'snapshot', ...}}.
+      The order is kept: typo hints try names in it, and snapshot models reject the change-feed
+      configs in it. `message` is the error of a value the type rejects ('{value}': the value);
+      `checked_on_both` is read and checked on the materialization that rejects it too, so a
+      misplaced config still gets its own message; `only_if_set`: dbt gives every model a value,
+      only one the user set counts; `as_text`: 1 and '1' are the same. Use field['for']: `for` is
+      a Jinja keyword. -#}
+  {{ return({
+      'keys': {'type': 'columns', 'default': none, 'for': 'both'},
+      'stored_as_scd_type': {'type': 'choice', 'default': 1, 'for': 'both', 'as_text': true, 'choices': ['1', '2', 'bitemporal'],
+                             'message': "`stored_as_scd_type` is '{value}'; use 1, 2 or 'bitemporal'."},
+      'column_list': {'type': 'columns', 'default': none, 'for': 'both'},
+      'except_column_list': {'type': 'columns', 'default': none, 'for': 'both'},
+      'track_history_column_list': {'type': 'columns', 'default': none, 'for': 'both'},
+      'track_history_except_column_list': {'type': 'columns', 'default': none, 'for': 'both'},
+      'tombstone_retention': {'type': 'number', 'default': 172800, 'for': 'both', 'min': 0,
+                              'message': "`tombstone_retention` must be a whole number of seconds >= 0, not '{value}'."},
+      'on_schema_change': {'type': 'choice', 'default': 'append_new_columns', 'for': 'both', 'only_if_set': true,
+                           'choices': ['append_new_columns', 'fail', 'ignore'],
+                           'message': "`on_schema_change` is '{value}'; auto_cdc supports 'append_new_columns' (default), 'fail' and 'ignore'."},
+      'sequence_by': {'type': 'columns_or_sql', 'default': none, 'for': 'change_feed'},
+      'apply_as_deletes': {'type': 'sql', 'default': none, 'for': 'change_feed'},
+      'apply_as_truncates': {'type': 'sql', 'default': none, 'for': 'change_feed'},
+      'ignore_null_updates': {'type': 'boolean', 'default': false, 'for': 'change_feed',
+                              'message': "`ignore_null_updates` must be true or false, not '{value}'."},
+      'ignore_null_updates_column_list': {'type': 'columns', 'default': none, 'for': 'change_feed'},
+      'ignore_null_updates_except_column_list': {'type': 'columns', 'default': none, 'for': 'change_feed'},
+      'columns_to_update': {'type': 'column', 'default': none, 'for': 'change_feed'},
+      'checkpoint_column': {'type': 'column', 'default': none, 'for': 'change_feed'},
+      'system_sequence_by': {'type': 'column_or_sql', 'default': none, 'for': 'change_feed', 'checked_on_both': true},
+      'snapshot_version_column': {'type': 'column', 'default': none, 'for': 'snapshot'},
+      'snapshot_version_query': {'type': 'sql', 'default': none, 'for': 'snapshot'},
+      'snapshot_version_function': {'type': 'function', 'default': none, 'for': 'snapshot'},
+      'max_delete_fraction': {'type': 'number', 'default': 0.5, 'for': 'snapshot', 'min': 0, 'max': 1, 'checked_on_both': true,
+                              'message': "`max_delete_fraction` must be a number from 0 to 1 (1 turns the guard off), not '{value}'."},
+  }) }}
+{%- endmacro %}
+
+
+{% macro config_names(snapshot) -%}
+  {#- The configs a materialization reads (`own`) and those only the other one reads (`other`). -#}
+  {%- set kind = 'snapshot' if snapshot else 'change_feed' -%}
+  {%- set names = {'own': [], 'other': []} -%}
+  {%- for name, field in auto_cdc.config_fields().items() -%}
+    {%- do names['own' if field['for'] in ['both', kind] else 'other'].append(name) -%}
+  {%- endfor -%}
+  {{ return(names) }}
+{%- endmacro %}
+
+
+{% macro _read_values(fields, snapshot) -%}
+  {#- {name: value} for every field, as set or defaulted. A config of the other materialization
+      reads as its default, so it shapes nothing here (it is rejected with its own message). -#}
+  {%- set kind = 'snapshot' if snapshot else 'change_feed' -%}
+  {%- set values = {} -%}
+  {%- for name, field in fields.items() -%}
+    {%- set value = field.default -%}
+    {%- if field.only_if_set -%}
+      {%- if name in (model.unrendered_config or {}) or (config.get('meta') or {}).get(name) is not none -%}
+        {%- set value = auto_cdc._config_value(name) -%}
+      {%- endif -%}
+    {%- elif field['for'] in ['both', kind] or field.checked_on_both -%}
+      {%- set value = auto_cdc._config_value(name, field.default) -%}
+    {%- endif -%}
+    {%- do values.update({name: value | string | lower if field.as_text else value}) -%}
+  {%- endfor -%}
+  {{ return(values) }}
+{%- endmacro %}
+
+
+{% macro _check_field(field, value, errors) -%}
+  {#- The check a value's type alone decides (boolean, choice, number in a range), with the
+      field's message. Other types are checked where they are resolved against the query. -#}
+  {%- set bad = false -%}
+  {%- if field.type == 'boolean' -%}
+    {%- set bad = value not in [true, false] -%}
+  {%- elif field.type == 'choice' -%}
+    {%- set bad = value not in field.choices -%}
+  {%- elif field.type == 'number' -%}
+    {#- true and false are numbers to Jinja; they are no number of seconds nor a fraction. -#}
+    {%- set bad = value is not number or value is sameas true or value is sameas false or value < field.min
+                  or (field.max is defined and value > field.max) -%}
+  {%- endif -%}
+  {%- if bad -%}
+    {%- do errors.append(field.message | replace('{value}', value | string)) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _reject_change_feed_configs(fields, snapshot, errors) -%}
+  {#- auto_cdc_from_snapshot derives its events by comparing snapshots, so a config that shapes
+      events has nothing to act on. (A snapshot config on auto_cdc: `_check_config_keys`.) -#}
+  {%- for name, field in fields.items() if snapshot and field['for'] == 'change_feed' -%}
+    {%- if auto_cdc._config_value(name) not in [none, false] -%}
+      {%- do errors.append("`" ~ name ~ "` does not apply to auto_cdc_from_snapshot, which derives events by comparing snapshots: remove it.") -%}
+    {%- endif -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro _config_value(name, default=none) -%}
+  {#- Top-level config first, then the same key under `meta`. -#}
+  {%- set value = config.get(name) -%}
+  {%- if value is none -%}
+    {%- set value = (config.get('meta') or {}).get(name) -%}
+  {%- endif -%}
+  {{ return(default if value is none else value) }}
+{%- endmacro %}
+
+
+{% macro _as_list(value) -%}
+  {%- if value is none -%}{{ return([]) }}
+  {%- elif value is string -%}{{ return([value]) }}
+  {%- else -%}{{ return(value | list) }}
+  {%- endif -%}
+{%- endmacro %}
