@@ -162,7 +162,8 @@ def dbt(project: CdcProject, server: postgres_server.PostgresServer | None, *arg
     log.unlink(missing_ok=True)
     command = ["dbt", *args, "--project-dir", str(project.path), "--profiles-dir", str(project.path)]
     # --write-json: the harness turns artifacts off, and the timings come from run_results.json.
-    command += ["--target", project.adapter, "--quiet", "--log-format-file", "json", "--log-level-file", "debug", "--write-json"]
+    command += ["--target", project.adapter, "--quiet", "--write-json"]
+    command += ["--log-format-file", "json", "--log-level-file", "debug"]
     memory = PeakMemory(watch_postgres=project.adapter == "postgres")
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
