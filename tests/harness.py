@@ -144,7 +144,8 @@ class CdcProject:
                 warnings.append(event.info.msg)
 
         result = dbtRunner(callbacks=[collect_warnings]).invoke(command)
-        self._release_duckdb()
+        if self.adapter == "duckdb":
+            self._release_duckdb()
         results = list(getattr(result.result, "results", None) or [])
         errors = [str(r.message) for r in results if str(r.status) in ("error", "fail")]
         if result.exception is not None:
@@ -208,13 +209,13 @@ class CdcProject:
 
     @staticmethod
     def _release_duckdb() -> None:
-        """dbt-duckdb keeps its database open between invocations; close it so the test can read."""
+        """dbt-duckdb keeps its database open between invocations (in-process, the test's own
+        connections would share it, but the file stays locked for other processes, and a changed
+        profile could not open it with another configuration). Dropping its environment with the
+        public close_all_connections() lets the environment go, and with it the database."""
         from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 
-        env = DuckDBConnectionManager._ENV
-        if env is not None:
-            env.close()
-            DuckDBConnectionManager._ENV = None
+        DuckDBConnectionManager.close_all_connections()
 
     def close(self) -> None:
         if self.adapter == "postgres":
