@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import CdcProject, RunOutcome
+from harness import CdcProject, RunOutcome, derived_name
 
 EVENTS = {"id": "integer", "name": "varchar", "op": "varchar", "seq": "integer"}
 CONFIG: dict[str, Any] = {
@@ -43,7 +43,7 @@ def fails(project: CdcProject, *fragments: str, model: str = "dim", args: tuple[
 
 
 def run_count(project: CdcProject, model: str = "dim") -> int:
-    return project.query(f"select count(*) from {project.relation(model + '__cdc_runs')}")[0][0]
+    return project.query(f"select count(*) from {project.relation(derived_name(model, '__cdc_runs'))}")[0][0]
 
 
 SNAPSHOT_A = [(1, "Oaxaca"), (2, "Monterrey"), (3, "Tijuana")]

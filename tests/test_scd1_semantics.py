@@ -273,11 +273,16 @@ def test_metrics_in_run_results_and_run_history(project: CdcProject) -> None:
     _setup(project)
     _runs(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])
     project.replace_rows("events", [(1, None, None, "D", 2), (2, "c", "y", "U", 2)])
-    assert project.dbt("run", "--select", "dim", "--write-json").success
+    outcome = project.dbt("run", "--select", "dim", "--write-json")
+    assert outcome.success
     results = json.loads((project.path / "target" / "run_results.json").read_text())
     (node,) = [r for r in results["results"] if r["unique_id"].endswith(".dim")]
+    # The message is the log line users read: its wording is a contract.
     assert "num_upserted_rows=1" in node["message"] and "num_deleted_rows=1" in node["message"]
     assert node["adapter_response"]["rows_affected"] == 2
+    # The harness reads metrics by this invocation id, the one run_results.json names.
+    assert results["metadata"]["invocation_id"] == outcome.invocation_id
+    assert outcome.metrics("dim") == (1, 1)
     history = project.query(
         f"select run_id, num_events, num_upserted_rows, num_deleted_rows from {project.relation('dim__cdc_runs')}"
         " order by run_id"
