@@ -14,15 +14,9 @@ from hypothesis import strategies as st
 from harness import HYPOTHESIS_EXAMPLES as EXAMPLES
 from harness import CdcProject
 from reference import Event, as_rows, bitemporal, scd1, scd2
+from scenarios import CITY_EVENTS, CONFIG, MODEL, TRUNCATING_CONFIG, run_batches
 
 COLUMNS = ["name", "city"]
-BASE = {
-    "keys": ["id"],
-    "sequence_by": "seq",
-    "apply_as_deletes": "op = 'D'",
-    "apply_as_truncates": "op = 'T'",
-    "except_column_list": ["op", "seq"],
-}
 MODES: dict[str, dict[str, Any]] = {
     "full_rows": {},
     "ignore_null_updates": {"ignore_null_updates": True},
@@ -104,15 +98,10 @@ def _reference(events: list[tuple[Any, ...]], mode: str) -> list[tuple[Any, ...]
 def _load_and_run(
     project: CdcProject, batches: list[list[tuple[Any, ...]]], with_ctu: bool, config: dict[str, Any]
 ) -> None:
-    columns = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
-    if with_ctu:
-        columns["cols"] = "varchar"
     project.drop_model_tables("dim")
-    project.create_table("events", columns)
-    project.model("dim", "select * from {{ target.schema }}.events", **config)
-    for batch in batches:
-        project.replace_rows("events", batch)
-        project.run("dim")
+    project.create_table("events", {**CITY_EVENTS, "cols": "varchar"} if with_ctu else CITY_EVENTS)
+    project.model("dim", MODEL, **config)
+    run_batches(project, *batches)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -125,7 +114,7 @@ def test_any_split_and_arrival_order_matches_the_reference(
 ) -> None:
     with_ctu = mode == "columns_to_update"
     events, batches = data.draw(split_feeds(with_ctu))
-    _load_and_run(module_project, batches, with_ctu, {**BASE, **MODES[mode]})
+    _load_and_run(module_project, batches, with_ctu, {**TRUNCATING_CONFIG, **MODES[mode]})
     assert module_project.rows("dim") == _reference(events, mode)
 
 
@@ -147,8 +136,7 @@ def test_scd2_history_for_any_split_matches_the_reference(
 ) -> None:
     with_ctu = mode == "columns_to_update"
     events, batches = data.draw(split_feeds(with_ctu, with_truncates=False))
-    config = {k: v for k, v in BASE.items() if k != "apply_as_truncates"}
-    _load_and_run(module_project, batches, with_ctu, {**config, "stored_as_scd_type": 2, **SCD2_MODES[mode]})
+    _load_and_run(module_project, batches, with_ctu, {**CONFIG, "stored_as_scd_type": 2, **SCD2_MODES[mode]})
     expected = scd2(
         _events(events, with_ctu),
         COLUMNS,
@@ -159,6 +147,12 @@ def test_scd2_history_for_any_split_matches_the_reference(
     assert module_project.rows("dim") == expected
 
 
+BITEMPORAL_CONFIG = {
+    **CONFIG,
+    "system_sequence_by": "sys",
+    "stored_as_scd_type": "bitemporal",
+    "except_column_list": ["op", "seq", "sys"],
+}
 BITEMPORAL_MODES: dict[str, dict[str, Any]] = {
     "full_rows": {},
     "track_name_only": {"track_history_column_list": ["name"]},
@@ -204,23 +198,10 @@ def test_bitemporal_history_for_any_split_matches_the_reference(
     module_project: CdcProject, mode: str, data: st.DataObject
 ) -> None:
     events, batches = data.draw(bitemporal_feeds())
-    columns = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
     module_project.drop_model_tables("dim")
-    module_project.create_table("events", {**columns, "sys": "integer"})
-    module_project.model(
-        "dim",
-        "select * from {{ target.schema }}.events",
-        keys=["id"],
-        sequence_by="seq",
-        system_sequence_by="sys",
-        stored_as_scd_type="bitemporal",
-        apply_as_deletes="op = 'D'",
-        except_column_list=["op", "seq", "sys"],
-        **BITEMPORAL_MODES[mode],
-    )
-    for batch in batches:
-        module_project.replace_rows("events", batch)
-        module_project.run("dim")
+    module_project.create_table("events", {**CITY_EVENTS, "sys": "integer"})
+    module_project.model("dim", MODEL, **BITEMPORAL_CONFIG, **BITEMPORAL_MODES[mode])
+    run_batches(module_project, *batches)
     expected = bitemporal(
         [
             Event(key, seq, "delete" if op == "D" else "upsert", {"name": name, "city": city}, system=system)
