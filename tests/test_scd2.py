@@ -54,14 +54,6 @@ def test_spec_7_4_split(project: CdcProject, seed: int) -> None:
     assert project.rows("users") == SPEC_7_4
 
 
-def test_full_refresh_equals_one_run(project: CdcProject) -> None:
-    _users(project)
-    run_batches(project, *shuffled_split(USERS_CDF, seed=9, runs=3), **USERS_RUN)
-    project.replace_rows("users_cdf", USERS_CDF)
-    assert project.run("users", full_refresh=True).metrics("users") == (7, 0)
-    assert project.rows("users") == SPEC_7_3
-
-
 # --- late events repairing history ----------------------------------------------------------
 
 DIM_SCD2 = {**CONFIG, "stored_as_scd_type": 2}
