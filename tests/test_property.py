@@ -17,12 +17,26 @@ from reference import Event, as_rows, bitemporal, scd1, scd2
 from scenarios import CITY_EVENTS, CONFIG, MODEL, TRUNCATING_CONFIG, run_batches
 
 COLUMNS = ["name", "city"]
+SETTINGS = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 MODES: dict[str, dict[str, Any]] = {
     "full_rows": {},
     "ignore_null_updates": {"ignore_null_updates": True},
     "ignore_null_city_only": {"ignore_null_updates_column_list": ["city"]},
     "columns_to_update": {"columns_to_update": "cols"},
 }
+
+
+def _cut(draw: st.DrawFn, order: list[tuple[Any, ...]], max_runs: int) -> list[list[tuple[Any, ...]]]:
+    """The events in arrival order, cut into 1 to `max_runs` non-empty runs."""
+    runs = draw(st.integers(1, min(max_runs, len(order))))
+    cuts = (
+        sorted(draw(st.lists(st.integers(1, len(order) - 1), min_size=runs - 1, max_size=runs - 1, unique=True)))
+        if runs > 1
+        else []
+    )
+    return [list(order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(order)])]
 
 
 @st.composite
@@ -59,13 +73,7 @@ def split_feeds(
         order = sorted(events, key=lambda e: -e[4])
     else:
         order = sorted(events, key=lambda e: (e[3] != "U", e[4]))
-    runs = draw(st.integers(1, min(5, len(order))))
-    cuts = (
-        sorted(draw(st.lists(st.integers(1, len(order) - 1), min_size=runs - 1, max_size=runs - 1, unique=True)))
-        if runs > 1
-        else []
-    )
-    batches = [list(order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(order)])]
+    batches = _cut(draw, order, max_runs=5)
     # Redeliveries: some events arrive again in the last run (an identical duplicate if already there).
     for event in draw(st.lists(st.sampled_from(events), max_size=2)):
         batches[-1].append(event)
@@ -105,9 +113,7 @@ def _load_and_run(
 
 
 @pytest.mark.parametrize("mode", MODES)
-@settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@SETTINGS
 @given(data=st.data())
 def test_any_split_and_arrival_order_matches_the_reference(
     module_project: CdcProject, mode: str, data: st.DataObject
@@ -127,9 +133,7 @@ SCD2_MODES: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("mode", SCD2_MODES)
-@settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@SETTINGS
 @given(data=st.data())
 def test_scd2_history_for_any_split_matches_the_reference(
     module_project: CdcProject, mode: str, data: st.DataObject
@@ -177,22 +181,14 @@ def bitemporal_feeds(draw: st.DrawFn) -> tuple[list[tuple[Any, ...]], list[list[
         city = draw(st.sampled_from([None, "x", "y"]))
         events.append((key, name, city, op, seq, system))
     order = draw(st.permutations(events))
-    runs = draw(st.integers(1, min(4, len(order))))
-    cuts = (
-        sorted(draw(st.lists(st.integers(1, len(order) - 1), min_size=runs - 1, max_size=runs - 1, unique=True)))
-        if runs > 1
-        else []
-    )
-    batches = [list(order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(order)])]
+    batches = _cut(draw, order, max_runs=4)
     for event in draw(st.lists(st.sampled_from(events), max_size=1)):
         batches[-1].append(event)
     return events, batches
 
 
 @pytest.mark.parametrize("mode", BITEMPORAL_MODES)
-@settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@SETTINGS
 @given(data=st.data())
 def test_bitemporal_history_for_any_split_matches_the_reference(
     module_project: CdcProject, mode: str, data: st.DataObject
