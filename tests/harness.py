@@ -6,12 +6,12 @@ through the database's own driver. Nothing is mocked: the SQL runs on real datab
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import re
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,23 +30,52 @@ ADAPTERS = ("duckdb", "postgres")
 HYPOTHESIS_EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "4"))
 
 
+# The package's limit for the names it derives (macros/internal/identifiers.sql), on every adapter.
+MAX_IDENTIFIER_LENGTH = 63
+
+
+def derived_name(base: str, suffix: str) -> str:
+    """The name auto_cdc gives a table it derives from `base` (macro `derived_name`): `base ~ suffix`,
+    or when that is too long, `base` cut and a hash of the full name."""
+    full = base + suffix
+    if len(full) <= MAX_IDENTIFIER_LENGTH:
+        return full
+    digest = hashlib.md5(full.encode("utf-8")).hexdigest()[:8]
+    return f"{base[: MAX_IDENTIFIER_LENGTH - len(suffix) - 9]}_{digest}{suffix}"
+
+
 @dataclass
 class RunOutcome:
     success: bool
     results: list[Any]
     error: str
     warnings: list[str]
+    invocation_id: str  # dbt's id of this invocation, as in run_results.json `metadata.invocation_id`
+    project: CdcProject = field(repr=False)
 
-    def message(self, node_name: str) -> str:
+    def result(self, node_name: str) -> Any:
         for result in self.results:
             if result.node.name == node_name:
-                return str(result.message)
+                return result
         raise KeyError(node_name)
 
+    def message(self, node_name: str) -> str:
+        """The node's message, as in its log line and run_results.json (a contract with users)."""
+        return str(self.result(node_name).message)
+
     def metrics(self, node_name: str) -> tuple[int, int]:
-        """(num_upserted_rows, num_deleted_rows) as reported in the node's message."""
-        fields = dict(re.findall(r"(num_upserted_rows|num_deleted_rows)=(\d+)", self.message(node_name)))
-        return int(fields["num_upserted_rows"]), int(fields["num_deleted_rows"])
+        """(num_upserted_rows, num_deleted_rows) of this invocation's run of the model, from where
+        they are stored as data: the model's run history row with this invocation's id. They must
+        agree with the node's adapter response in run_results (code AUTO_CDC, rows_affected their
+        sum). An invocation that recorded no run (`--empty`, a snapshot model with no new snapshot)
+        applied nothing: (0, 0)."""
+        response = self.result(node_name).adapter_response
+        assert response.get("code") == "AUTO_CDC", response
+        recorded = self.project.recorded_runs(node_name, self.invocation_id)
+        assert len(recorded) <= 1, f"{len(recorded)} run history rows for invocation {self.invocation_id}"
+        upserted, deleted = recorded[0] if recorded else (0, 0)
+        assert response.get("rows_affected") == upserted + deleted, (response, recorded)
+        return int(upserted), int(deleted)
 
 
 class CdcProject:
@@ -138,18 +167,29 @@ class CdcProject:
     def dbt(self, *args: str) -> RunOutcome:
         command = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path), "--target", self.adapter]
         warnings: list[str] = []
+        invocation_ids: set[str] = set()
 
-        def collect_warnings(event: Any) -> None:
+        def collect(event: Any) -> None:
+            invocation_ids.add(event.info.invocation_id)
             if event.info.level == "warn":
                 warnings.append(event.info.msg)
 
-        result = dbtRunner(callbacks=[collect_warnings]).invoke(command)
-        self._release_duckdb()
+        result = dbtRunner(callbacks=[collect]).invoke(command)
+        if self.adapter == "duckdb":
+            self._release_duckdb()
+        (invocation_id,) = invocation_ids  # every event of an invocation carries its id
         results = list(getattr(result.result, "results", None) or [])
         errors = [str(r.message) for r in results if str(r.status) in ("error", "fail")]
         if result.exception is not None:
             errors.append(str(result.exception))
-        return RunOutcome(success=bool(result.success), results=results, error="\n".join(errors), warnings=warnings)
+        return RunOutcome(
+            success=bool(result.success),
+            results=results,
+            error="\n".join(errors),
+            warnings=warnings,
+            invocation_id=invocation_id,
+            project=self,
+        )
 
     def run(self, *select: str, full_refresh: bool = False, expect_success: bool = True) -> RunOutcome:
         args = ["run"]
@@ -195,7 +235,17 @@ class CdcProject:
         return {table: self.rows(table) for table in tables if self.exists(table)}
 
     def cdc_tables(self, model: str) -> tuple[str, ...]:
-        return (model, f"{model}__cdc_state", f"{model}__cdc_runs", f"{model}__cdc_versions")
+        return (model, *(derived_name(model, suffix) for suffix in ("__cdc_state", "__cdc_runs", "__cdc_versions")))
+
+    def recorded_runs(self, model: str, invocation_id: str) -> list[tuple[Any, ...]]:
+        """(num_upserted_rows, num_deleted_rows) of the model's run history rows of one invocation."""
+        runs = derived_name(model, "__cdc_runs")
+        if not self.exists(runs):
+            return []
+        return self.query(
+            f"select num_upserted_rows, num_deleted_rows from {self.relation(runs)}"
+            f" where invocation_id = '{invocation_id}'"
+        )
 
     def drop_model_tables(self, model: str) -> None:
         for table in self.cdc_tables(model):
@@ -208,13 +258,13 @@ class CdcProject:
 
     @staticmethod
     def _release_duckdb() -> None:
-        """dbt-duckdb keeps its database open between invocations; close it so the test can read."""
+        """dbt-duckdb keeps its database open between invocations (in-process, the test's own
+        connections would share it, but the file stays locked for other processes, and a changed
+        profile could not open it with another configuration). Dropping its environment with the
+        public close_all_connections() lets the environment go, and with it the database."""
         from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 
-        env = DuckDBConnectionManager._ENV
-        if env is not None:
-            env.close()
-            DuckDBConnectionManager._ENV = None
+        DuckDBConnectionManager.close_all_connections()
 
     def close(self) -> None:
         if self.adapter == "postgres":

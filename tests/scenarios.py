@@ -1,20 +1,28 @@
-"""Shared scenarios of the edge tests (test_lifecycle, test_config_keys, test_contracts,
-test_types, test_bad_data, test_mass_delete): a change feed model `dim` and a snapshot model
-`users`, built over runs, and a check that a failing run wrote nothing."""
+"""Shared scenarios and constants of the tests: the change feed `events` and its model `dim`,
+the snapshot model `users`, applying batches one per run, and a check that a failing run
+wrote nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from harness import CdcProject, RunOutcome
+from harness import CdcProject, RunOutcome, derived_name
+
+# --- the change feed `events` and the model `dim` over it ----------------------------------------
 
 EVENTS = {"id": "integer", "name": "varchar", "op": "varchar", "seq": "integer"}
+CITY_EVENTS = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
+# A sequence of two parts (epoch, offset), compared lexicographically.
+EPOCH_EVENTS = {"id": "integer", "name": "varchar", "op": "varchar", "epoch": "integer", "offset_no": "integer"}
 CONFIG: dict[str, Any] = {
     "keys": ["id"],
     "sequence_by": "seq",
     "apply_as_deletes": "op = 'D'",
     "except_column_list": ["op", "seq"],
 }
+TRUNCATING_CONFIG: dict[str, Any] = {**CONFIG, "apply_as_truncates": "op = 'T'"}
+EPOCH_CONFIG: dict[str, Any] = {"keys": "id", "sequence_by": ["epoch", "offset_no"], "apply_as_deletes": "op = 'D'"}
 MODEL = "select * from {{ target.schema }}.events"
 HISTORY = [(1, "a", "U", 1), (2, "b", "U", 1), (1, "a2", "U", 2), (3, "c", "U", 1), (3, None, "D", 2)]
 
@@ -30,9 +38,21 @@ def built(project: CdcProject, scd_type: int = 1, **extra: Any) -> dict[str, lis
     return project.snapshot(*project.cdc_tables("dim"))
 
 
+def run_batches(
+    project: CdcProject, *batches: Sequence[Sequence[Any]], model: str = "dim", table: str = "events"
+) -> list[tuple[int, int]]:
+    """Each batch in its own run: `table` holds only that batch when `model` runs. Returns each
+    run's (num_upserted_rows, num_deleted_rows)."""
+    metrics = []
+    for batch in batches:
+        project.replace_rows(table, batch)
+        metrics.append(project.run(model).metrics(model))
+    return metrics
+
+
 def fails(project: CdcProject, *fragments: str, model: str = "dim", args: tuple[str, ...] = ()) -> RunOutcome:
     """Runs `model`, expects a failure whose message names the model and has every fragment,
-    and nothing written."""
+    and nothing written to the model's tables."""
     before = project.snapshot(*project.cdc_tables(model))
     outcome = project.dbt("run", "--select", model, *args)
     assert not outcome.success, "the run succeeded"
@@ -43,7 +63,7 @@ def fails(project: CdcProject, *fragments: str, model: str = "dim", args: tuple[
 
 
 def run_count(project: CdcProject, model: str = "dim") -> int:
-    return project.query(f"select count(*) from {project.relation(model + '__cdc_runs')}")[0][0]
+    return project.query(f"select count(*) from {project.relation(derived_name(model, '__cdc_runs'))}")[0][0]
 
 
 SNAPSHOT_A = [(1, "Oaxaca"), (2, "Monterrey"), (3, "Tijuana")]

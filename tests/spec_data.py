@@ -31,6 +31,9 @@ USERS_CONFIG = {
     "apply_as_truncates": "operation = 'TRUNCATE'",
     "except_column_list": ["operation", "sequenceNum"],
 }
+USERS_SCD2_CONFIG = {**{k: v for k, v in USERS_CONFIG.items() if k != "apply_as_truncates"}, "stored_as_scd_type": 2}
+# scenarios.run_batches(project, *batches, **USERS_RUN): the users feed into the model `users`.
+USERS_RUN = {"model": "users", "table": "users_cdf"}
 
 SPEC_7_1 = [(124, "Raul", "Oaxaca"), (125, "Mercedes", "Guadalajara"), (126, "Lily", "Cancun")]
 SPEC_7_2 = [(125, "Mercedes", "Guadalajara")]
@@ -83,6 +86,7 @@ COMPANY_CONFIG = {
     "apply_as_deletes": "op = 'DELETE'",
     "except_column_list": ["bt", "st", "op"],
 }
+COMPANY_RUN = {"model": "companies", "table": "events"}
 COMPANY_EVENTS = [  # in arrival order
     ("A", "XFv1", _t("10:01:00"), _t("10:05:00"), "UPSERT"),
     ("A", "XFv2", _t("12:15:43"), _t("12:20:00"), "UPSERT"),

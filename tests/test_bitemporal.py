@@ -10,27 +10,18 @@ import pytest
 
 from harness import CdcProject
 from reference import Event, bitemporal
-from spec_data import COMPANY_COLUMNS, COMPANY_CONFIG, COMPANY_EVENTS, SPEC_7_6, _t, shuffled_split
-
-FEED = "select * from {{ target.schema }}.events"
+from scenarios import MODEL, fails, run_batches
+from spec_data import COMPANY_COLUMNS, COMPANY_CONFIG, COMPANY_EVENTS, COMPANY_RUN, SPEC_7_6, _t, shuffled_split
 
 
 def _setup(project: CdcProject, **extra: object) -> None:
     project.create_table("events", COMPANY_COLUMNS)
-    project.model("companies", FEED, **{**COMPANY_CONFIG, **extra})
-
-
-def _apply(project: CdcProject, batches: list[list[tuple]]) -> list[tuple[int, int]]:
-    metrics = []
-    for batch in batches:
-        project.replace_rows("events", batch)
-        metrics.append(project.run("companies").metrics("companies"))
-    return metrics
+    project.model("companies", MODEL, **{**COMPANY_CONFIG, **extra})
 
 
 def test_spec_7_6_in_one_run(project: CdcProject) -> None:
     _setup(project)
-    assert _apply(project, [COMPANY_EVENTS]) == [(6, 0)]
+    assert run_batches(project, COMPANY_EVENTS, **COMPANY_RUN) == [(6, 0)]
     assert project.rows("companies") == SPEC_7_6
     assert project.columns("companies") == [
         "CompanyId",
@@ -45,9 +36,10 @@ def test_spec_7_6_in_one_run(project: CdcProject) -> None:
 def test_spec_7_6_in_four_runs(project: CdcProject) -> None:
     _setup(project)
     # Each run adds rows and closes the ones the new system time replaces.
-    assert _apply(project, [[event] for event in COMPANY_EVENTS]) == [(1, 0), (3, 0), (3, 0), (2, 0)]
+    metrics = run_batches(project, *[[event] for event in COMPANY_EVENTS], **COMPANY_RUN)
+    assert metrics == [(1, 0), (3, 0), (3, 0), (2, 0)]
     assert project.rows("companies") == SPEC_7_6
-    assert _apply(project, [COMPANY_EVENTS]) == [(0, 0)]  # redelivered: nothing changes
+    assert run_batches(project, COMPANY_EVENTS, **COMPANY_RUN) == [(0, 0)]  # redelivered: nothing changes
 
 
 SPLITS = {
@@ -61,7 +53,7 @@ SPLITS = {
 @pytest.mark.parametrize("split", SPLITS, ids=list(SPLITS))
 def test_spec_7_6_in_any_arrival_order(project: CdcProject, split: str) -> None:
     _setup(project)
-    _apply(project, SPLITS[split])
+    run_batches(project, *SPLITS[split], **COMPANY_RUN)
     assert project.rows("companies") == SPEC_7_6
 
 
@@ -70,7 +62,7 @@ def test_correction_of_a_business_time_at_a_later_system_time(project: CdcProjec
     _setup(project)
     first = ("A", "wrong", _t("09:00:00"), _t("09:00:00"), "UPSERT")
     fix = ("A", "right", _t("09:00:00"), _t("11:00:00"), "UPSERT")
-    _apply(project, [[fix], [first]])  # the correction even arrives first
+    run_batches(project, [fix], [first], **COMPANY_RUN)  # the correction even arrives first
     assert project.rows("companies") == [
         ("A", "right", _t("09:00:00"), None, _t("11:00:00"), None),
         ("A", "wrong", _t("09:00:00"), None, _t("09:00:00"), _t("11:00:00")),
@@ -94,13 +86,13 @@ def test_two_keys_have_their_own_system_times(project: CdcProject) -> None:
         ("A", "a2", _t("03:00:00"), _t("04:00:00"), "UPSERT"),
         ("B", None, _t("00:30:00"), _t("05:00:00"), "DELETE"),  # late in both times
     ]
-    _apply(project, [rows[2:], rows[:2]])
+    run_batches(project, rows[2:], rows[:2], **COMPANY_RUN)
     assert project.rows("companies") == _reference(rows)
 
 
 def test_track_history_list_updates_in_place(project: CdcProject) -> None:
     project.create_table("events", {**COMPANY_COLUMNS, "note": "varchar"})
-    project.model("companies", FEED, **COMPANY_CONFIG, track_history_except_column_list=["note"])
+    project.model("companies", MODEL, **COMPANY_CONFIG, track_history_except_column_list=["note"])
     _t0, _t1 = _t("01:00:00"), _t("02:00:00")
     project.insert("events", [("A", "x", _t0, _t0, "UPSERT", "first"), ("A", "x", _t1, _t1, "UPSERT", "second")])
     project.run()
@@ -117,14 +109,14 @@ def test_ignore_null_updates_take_the_preceding_value(project: CdcProject) -> No
         ("A", "v1", _t("01:00:00"), _t("01:00:00"), "UPSERT"),
         ("A", None, _t("02:00:00"), _t("02:00:00"), "UPSERT"),
     ]
-    _apply(project, [rows])
+    run_batches(project, rows, **COMPANY_RUN)
     assert project.rows("companies") == _reference(rows, ignore_null={"datapoints"})
     assert project.rows("companies") == [("A", "v1", _t("01:00:00"), None, _t("01:00:00"), None)]
 
 
 def test_as_of_answers_both_questions(project: CdcProject) -> None:
     _setup(project)
-    _apply(project, [COMPANY_EVENTS])
+    run_batches(project, COMPANY_EVENTS, **COMPANY_RUN)
 
     def believed(business: str, system: str | None) -> list[tuple]:
         arguments = f"business_time=\"cast('{business}' as timestamp)\""
@@ -146,14 +138,6 @@ def test_as_of_answers_both_questions(project: CdcProject) -> None:
 # --- errors: nothing is written -------------------------------------------------------------------
 
 
-def _fails(project: CdcProject, *expected: str) -> None:
-    before = project.snapshot(*project.cdc_tables("companies"))
-    error = project.run("companies", expect_success=False).error
-    for text in expected:
-        assert text in error, error
-    assert project.snapshot(*project.cdc_tables("companies")) == before
-
-
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -165,17 +149,17 @@ def _fails(project: CdcProject, *expected: str) -> None:
 )
 def test_invalid_config_fails_before_writing(project: CdcProject, change: dict, message: str) -> None:
     _setup(project)
-    _apply(project, [COMPANY_EVENTS[:1]])
+    run_batches(project, COMPANY_EVENTS[:1], **COMPANY_RUN)
     config = {key: value for key, value in {**COMPANY_CONFIG, **change}.items() if value is not None}
-    project.model("companies", FEED, **config)
-    _fails(project, message, "model 'companies'")
+    project.model("companies", MODEL, **config)
+    fails(project, message, "model 'companies'", model="companies")
 
 
 def test_null_system_time_fails(project: CdcProject) -> None:
     _setup(project)
-    _apply(project, [COMPANY_EVENTS[:1]])
+    run_batches(project, COMPANY_EVENTS[:1], **COMPANY_RUN)
     project.replace_rows("events", [("A", "x", _t("11:00:00"), None, "UPSERT")])
-    _fails(project, "1 event(s) have a NULL system sequence")
+    fails(project, "1 event(s) have a NULL system sequence", model="companies")
 
 
 def test_conflicting_events_at_one_business_and_system_time_fail(project: CdcProject) -> None:
@@ -184,30 +168,30 @@ def test_conflicting_events_at_one_business_and_system_time_fail(project: CdcPro
         "events",
         [("A", "x", _t("11:00:00"), _t("11:00:00"), "UPSERT"), ("A", "y", _t("11:00:00"), _t("11:00:00"), "UPSERT")],
     )
-    _fails(project, "two or more different events have the same key and sequence")
+    fails(project, "two or more different events have the same key and sequence", model="companies")
 
 
 def test_switching_to_bitemporal_asks_for_a_full_refresh(project: CdcProject) -> None:
     project.create_table("events", COMPANY_COLUMNS)
     scd2 = {key: value for key, value in COMPANY_CONFIG.items() if key != "system_sequence_by"}
-    project.model("companies", FEED, **{**scd2, "stored_as_scd_type": 2})
-    _apply(project, [COMPANY_EVENTS[:1]])
-    project.model("companies", FEED, **COMPANY_CONFIG)
-    _fails(project, "`stored_as_scd_type` changed from '2' to 'bitemporal'", "--full-refresh")
+    project.model("companies", MODEL, **{**scd2, "stored_as_scd_type": 2})
+    run_batches(project, COMPANY_EVENTS[:1], **COMPANY_RUN)
+    project.model("companies", MODEL, **COMPANY_CONFIG)
+    fails(project, "`stored_as_scd_type` changed from '2' to 'bitemporal'", "--full-refresh", model="companies")
     project.run("companies", full_refresh=True)
     assert project.rows("companies") == [("A", "XFv1", _t("10:01:00"), None, _t("10:05:00"), None)]
 
 
 def test_start_and_end_types_follow_the_sequences(project: CdcProject) -> None:
     _setup(project)
-    _apply(project, [COMPANY_EVENTS[:1]])
+    run_batches(project, COMPANY_EVENTS[:1], **COMPANY_RUN)
     row = project.rows("companies")[0]
     assert all(isinstance(value, datetime.datetime) for value in (row[2], row[4]))
 
 
 def test_new_column_is_appended_without_new_versions(project: CdcProject) -> None:
     _setup(project)
-    _apply(project, [COMPANY_EVENTS[:1]])
+    run_batches(project, COMPANY_EVENTS[:1], **COMPANY_RUN)
     project.execute(f"alter table {project.relation('events')} add column region varchar")
     project.replace_rows("events", [("A", "XFv1", _t("10:01:00"), _t("10:05:00"), "UPSERT", "EU")])  # redelivered
     project.run("companies")
@@ -219,7 +203,7 @@ def test_sequence_by_list_orders_business_time_lexicographically(project: CdcPro
     project.create_table("events", {"id": "integer", "v": "varchar", "day": "integer", "n": "integer", "st": "integer"})
     project.model(
         "companies",
-        FEED,
+        MODEL,
         keys=["id"],
         sequence_by=["day", "n"],
         system_sequence_by="st",

@@ -8,14 +8,11 @@ import json
 import pytest
 
 from harness import CdcProject
-
-COLUMNS = {"id": "integer", "name": "varchar", "op": "varchar", "seq": "integer"}
-CONFIG = {"keys": ["id"], "sequence_by": "seq", "apply_as_deletes": "op = 'D'", "except_column_list": ["op", "seq"]}
-MODEL = "select * from {{ target.schema }}.events"
+from scenarios import CONFIG, EVENTS, MODEL
 
 
 def test_hooks_run_inside_the_transaction_and_see_the_result(project: CdcProject) -> None:
-    project.create_table("events", COLUMNS)
+    project.create_table("events", EVENTS)
     project.create_table("audit", {"n": "integer"})
     project.model(
         "dim",
@@ -30,7 +27,7 @@ def test_hooks_run_inside_the_transaction_and_see_the_result(project: CdcProject
 
 
 def test_build_runs_tests_after_the_model_and_docs_generate(project: CdcProject) -> None:
-    project.create_table("events", COLUMNS)
+    project.create_table("events", EVENTS)
     project.model("dim", MODEL, **CONFIG, persist_docs={"relation": True, "columns": True})
     project.write(
         "models/schema.yml",
@@ -60,7 +57,7 @@ def test_grants_on_postgres(project: CdcProject) -> None:
     role = f"reader_{project.schema}"
     project.execute(f"create role {role}")
     try:
-        project.create_table("events", COLUMNS)
+        project.create_table("events", EVENTS)
         project.model("dim", MODEL, **CONFIG, grants={"select": [role]})
         project.replace_rows("events", [(1, "a", "U", 1)])
         project.run("dim")
@@ -75,7 +72,7 @@ def test_grants_on_postgres(project: CdcProject) -> None:
 
 
 def test_selection_runs_only_the_selected_model(project: CdcProject) -> None:
-    project.create_table("events", COLUMNS)
+    project.create_table("events", EVENTS)
     project.model("dim", MODEL, **CONFIG)
     project.model("other", MODEL, **CONFIG)
     project.replace_rows("events", [(1, "a", "U", 1)])

@@ -8,27 +8,20 @@ from typing import Any
 import pytest
 
 from harness import CdcProject
+from scenarios import CITY_EVENTS, CONFIG, MODEL, fails
 
-EVENT_COLUMNS = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
-BASE = {"keys": ["id"], "sequence_by": "seq", "apply_as_deletes": "op = 'D'", "except_column_list": ["op", "seq"]}
-MODEL = "select * from {{ target.schema }}.events"
 FIRST_BATCH = [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)]
 
 
 def _built(project: CdcProject) -> dict[str, list[tuple[Any, ...]]]:
-    """A target built by one good run; returns everything in it and its state."""
-    project.create_table("events", EVENT_COLUMNS)
-    project.model("dim", MODEL, **BASE)
+    """A target built by one good run (and the next batch waiting); returns everything in it and its
+    state. (`fails` checks that a failing run leaves all of it unchanged.)"""
+    project.create_table("events", CITY_EVENTS)
+    project.model("dim", MODEL, **CONFIG)
     project.replace_rows("events", FIRST_BATCH)
     project.run("dim")
     project.replace_rows("events", [(1, "new", "x", "U", 2), (3, "c", "z", "U", 2)])
     return project.snapshot(*project.cdc_tables("dim"))
-
-
-def _fails(project: CdcProject, *fragments: str) -> None:
-    outcome = project.run("dim", expect_success=False)
-    for fragment in ("'dim'", *fragments):
-        assert fragment in outcome.error, f"{fragment!r} not in:\n{outcome.error}"
 
 
 def _without(config: dict[str, Any], *names: str) -> dict[str, Any]:
@@ -37,12 +30,12 @@ def _without(config: dict[str, Any], *names: str) -> dict[str, Any]:
 
 CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
     "both_column_lists": (
-        {**BASE, "column_list": ["name"]},
+        {**CONFIG, "column_list": ["name"]},
         ["`column_list` and `except_column_list` are mutually exclusive"],
     ),
     "both_track_history_lists": (
         {
-            **BASE,
+            **CONFIG,
             "stored_as_scd_type": 2,
             "track_history_column_list": ["name"],
             "track_history_except_column_list": ["city"],
@@ -50,53 +43,56 @@ CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["`track_history_column_list` and `track_history_except_column_list` are mutually exclusive"],
     ),
     "truncates_with_scd2": (
-        {**BASE, "stored_as_scd_type": 2, "apply_as_truncates": "op = 'T'"},
+        {**CONFIG, "stored_as_scd_type": 2, "apply_as_truncates": "op = 'T'"},
         ["`apply_as_truncates` is only supported with stored_as_scd_type=1"],
     ),
     "track_history_with_scd1": (
-        {**BASE, "track_history_column_list": ["name"]},
+        {**CONFIG, "track_history_column_list": ["name"]},
         ["`track_history_column_list` only applies to stored_as_scd_type=2"],
     ),
     "system_sequence_without_bitemporal": (
-        {**BASE, "system_sequence_by": "seq"},
+        {**CONFIG, "system_sequence_by": "seq"},
         ["`system_sequence_by` only applies to stored_as_scd_type='bitemporal'"],
     ),
     "columns_to_update_with_ignore_nulls": (
-        {**BASE, "columns_to_update": "name", "ignore_null_updates": True},
+        {**CONFIG, "columns_to_update": "name", "ignore_null_updates": True},
         ["`columns_to_update` and `ignore_null_updates` cannot be combined"],
     ),
-    "unknown_scd_type": ({**BASE, "stored_as_scd_type": 3}, ["`stored_as_scd_type` is '3'; use 1, 2 or 'bitemporal'"]),
+    "unknown_scd_type": (
+        {**CONFIG, "stored_as_scd_type": 3},
+        ["`stored_as_scd_type` is '3'; use 1, 2 or 'bitemporal'"],
+    ),
     "bitemporal_without_system_sequence": (
-        {**BASE, "stored_as_scd_type": "bitemporal"},
+        {**CONFIG, "stored_as_scd_type": "bitemporal"},
         ["stored_as_scd_type='bitemporal' needs `system_sequence_by`"],
     ),
     "track_history_unknown_column": (
-        {**BASE, "stored_as_scd_type": 2, "track_history_column_list": ["nmae"]},
+        {**CONFIG, "stored_as_scd_type": 2, "track_history_column_list": ["nmae"]},
         ["`track_history_column_list` names column 'nmae'"],
     ),
     "track_history_names_a_key": (
-        {**BASE, "stored_as_scd_type": 2, "track_history_except_column_list": ["id"]},
+        {**CONFIG, "stored_as_scd_type": 2, "track_history_except_column_list": ["id"]},
         ["`track_history_except_column_list` names 'id', which is not a non-key column"],
     ),
     "column_list_unknown_column": (
-        {**_without(BASE, "except_column_list"), "column_list": ["name", "nope"]},
+        {**_without(CONFIG, "except_column_list"), "column_list": ["name", "nope"]},
         ["`column_list` names column 'nope', which the model query does not return"],
     ),
     "except_column_list_unknown_column": (
-        {**BASE, "except_column_list": ["op", "sequence"]},
+        {**CONFIG, "except_column_list": ["op", "sequence"]},
         ["`except_column_list` names column 'sequence'"],
     ),
-    "unknown_key": ({**BASE, "keys": ["id", "tenant"]}, ["`keys` names column 'tenant'"]),
-    "unknown_sequence_column": ({**BASE, "sequence_by": "sequenceNum"}, ["`sequence_by` names column 'sequenceNum'"]),
+    "unknown_key": ({**CONFIG, "keys": ["id", "tenant"]}, ["`keys` names column 'tenant'"]),
+    "unknown_sequence_column": ({**CONFIG, "sequence_by": "sequenceNum"}, ["`sequence_by` names column 'sequenceNum'"]),
     "ignore_null_list_unknown_column": (
-        {**BASE, "ignore_null_updates_column_list": ["nmae"]},
+        {**CONFIG, "ignore_null_updates_column_list": ["nmae"]},
         ["`ignore_null_updates_column_list` names column 'nmae'"],
     ),
-    "missing_keys": (_without(BASE, "keys"), ["`keys` is required"]),
-    "missing_sequence_by": (_without(BASE, "sequence_by"), ["`sequence_by` is required"]),
-    "negative_retention": ({**BASE, "tombstone_retention": -1}, ["`tombstone_retention` must be a whole number"]),
+    "missing_keys": (_without(CONFIG, "keys"), ["`keys` is required"]),
+    "missing_sequence_by": (_without(CONFIG, "sequence_by"), ["`sequence_by` is required"]),
+    "negative_retention": ({**CONFIG, "tombstone_retention": -1}, ["`tombstone_retention` must be a whole number"]),
     "unsupported_on_schema_change": (
-        {**BASE, "on_schema_change": "sync_all_columns"},
+        {**CONFIG, "on_schema_change": "sync_all_columns"},
         ["`on_schema_change` is 'sync_all_columns'"],
     ),
 }
@@ -104,32 +100,29 @@ CONFIG_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
 
 @pytest.mark.parametrize("case", CONFIG_ERRORS, ids=list(CONFIG_ERRORS))
 def test_config_error_changes_nothing(project: CdcProject, case: str) -> None:
-    before = _built(project)
+    _built(project)
     config, fragments = CONFIG_ERRORS[case]
     project.model("dim", MODEL, **config)
-    _fails(project, *fragments, "nothing was written")
-    assert project.snapshot(*project.cdc_tables("dim")) == before
+    fails(project, *fragments, "nothing was written")
 
 
 def test_several_config_errors_are_reported_together(project: CdcProject) -> None:
-    before = _built(project)
-    project.model("dim", MODEL, **{**BASE, "column_list": ["name"], "tombstone_retention": "soon"})
-    _fails(project, "mutually exclusive", "`tombstone_retention`")
-    assert project.snapshot(*project.cdc_tables("dim")) == before
+    _built(project)
+    project.model("dim", MODEL, **{**CONFIG, "column_list": ["name"], "tombstone_retention": "soon"})
+    fails(project, "mutually exclusive", "`tombstone_retention`")
 
 
 def test_reserved_source_column(project: CdcProject) -> None:
-    before = _built(project)
-    project.model("dim", 'select *, 1 as "__START_AT" from {{ target.schema }}.events', **BASE)
-    _fails(project, "'__START_AT'", "reserves")
-    assert project.snapshot(*project.cdc_tables("dim")) == before
+    _built(project)
+    project.model("dim", 'select *, 1 as "__START_AT" from {{ target.schema }}.events', **CONFIG)
+    fails(project, "'__START_AT'", "reserves")
 
 
 def test_config_error_on_first_run_creates_nothing(project: CdcProject) -> None:
-    project.create_table("events", EVENT_COLUMNS)
+    project.create_table("events", CITY_EVENTS)
     project.replace_rows("events", FIRST_BATCH)
-    project.model("dim", MODEL, **_without(BASE, "sequence_by"))
-    _fails(project, "`sequence_by` is required")
+    project.model("dim", MODEL, **_without(CONFIG, "sequence_by"))
+    fails(project, "`sequence_by` is required")
     assert project.snapshot(*project.cdc_tables("dim")) == {}
 
 
@@ -152,43 +145,39 @@ DATA_ERRORS: dict[str, tuple[list[tuple[Any, ...]], list[str]]] = {
 
 @pytest.mark.parametrize("case", DATA_ERRORS, ids=list(DATA_ERRORS))
 def test_bad_data_changes_nothing(project: CdcProject, case: str) -> None:
-    before = _built(project)
+    _built(project)
     rows, fragments = DATA_ERRORS[case]
     project.replace_rows("events", rows)
-    _fails(project, *fragments, "nothing was written")
-    assert project.snapshot(*project.cdc_tables("dim")) == before
+    fails(project, *fragments, "nothing was written")
 
 
 def test_bad_data_on_first_run_creates_nothing(project: CdcProject) -> None:
-    project.create_table("events", EVENT_COLUMNS)
-    project.model("dim", MODEL, **BASE)
+    project.create_table("events", CITY_EVENTS)
+    project.model("dim", MODEL, **CONFIG)
     project.replace_rows("events", [(None, "a", "x", "U", 1)])
-    _fails(project, "NULL in key column 'id'")
+    fails(project, "NULL in key column 'id'")
     assert project.snapshot(*project.cdc_tables("dim")) == {}
 
 
 def test_on_schema_change_fail(project: CdcProject) -> None:
-    project.create_table("events", EVENT_COLUMNS)
-    project.model("dim", MODEL, **BASE, on_schema_change="fail")
+    project.create_table("events", CITY_EVENTS)
+    project.model("dim", MODEL, **CONFIG, on_schema_change="fail")
     project.replace_rows("events", FIRST_BATCH)
     project.run("dim")
-    before = project.snapshot(*project.cdc_tables("dim"))
     project.execute(f"alter table {project.relation('events')} add column zip varchar")
-    _fails(project, "new column(s) zip", "on_schema_change='fail'")
-    assert project.snapshot(*project.cdc_tables("dim")) == before
+    fails(project, "new column(s) zip", "on_schema_change='fail'")
 
 
 def test_changed_sequence_shape_asks_for_a_full_refresh(project: CdcProject) -> None:
-    before = _built(project)
-    project.model("dim", MODEL, **{**BASE, "sequence_by": ["seq", "id"]})
-    _fails(project, "--full-refresh")
-    assert project.snapshot(*project.cdc_tables("dim")) == before
+    _built(project)
+    project.model("dim", MODEL, **{**CONFIG, "sequence_by": ["seq", "id"]})
+    fails(project, "--full-refresh")
     project.run("dim", full_refresh=True)
     assert project.rows("dim") == [(1, "new", "x"), (3, "c", "z")]
 
 
 def test_failing_model_query_changes_nothing(project: CdcProject) -> None:
     before = _built(project)
-    project.model("dim", "select *, cast(name as integer) as boom from {{ target.schema }}.events", **BASE)
+    project.model("dim", "select *, cast(name as integer) as boom from {{ target.schema }}.events", **CONFIG)
     assert not project.run("dim", expect_success=False).success
     assert project.snapshot(*project.cdc_tables("dim")) == before

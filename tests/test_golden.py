@@ -1,11 +1,15 @@
 """SPEC 7.1 and 7.2 through dbt on both adapters: in one run, and split into several runs in
-different arrival orders. Each run sees only the events that arrived since the last one."""
+different arrival orders. Each run sees only the events that arrived since the last one. And
+for SCD types 1 and 2 (SPEC 7.3): a full refresh gives what one run gives."""
 
 from __future__ import annotations
 
 import pytest
 
+import spec_data
 from harness import CdcProject
+from reference import sort_rows
+from scenarios import run_batches
 from spec_data import (
     FEED_MODEL,
     SPEC_7_1,
@@ -14,26 +18,20 @@ from spec_data import (
     USERS_CDF,
     USERS_COLUMNS,
     USERS_CONFIG,
+    USERS_RUN,
+    USERS_SCD2_CONFIG,
     shuffled_split,
 )
 
 
-def _setup(project: CdcProject) -> None:
+def _setup(project: CdcProject, config: dict | None = None) -> None:
     project.create_table("users_cdf", USERS_COLUMNS)
-    project.model("users", FEED_MODEL, **USERS_CONFIG)
-
-
-def _apply_in_batches(project: CdcProject, batches: list[list[tuple]]) -> list[tuple[int, int]]:
-    metrics = []
-    for batch in batches:
-        project.replace_rows("users_cdf", batch)
-        metrics.append(project.run("users").metrics("users"))
-    return metrics
+    project.model("users", FEED_MODEL, **(config or USERS_CONFIG))
 
 
 def test_spec_7_1_in_one_run(project: CdcProject) -> None:
     _setup(project)
-    assert _apply_in_batches(project, [USERS_CDF]) == [(3, 0)]
+    assert run_batches(project, USERS_CDF, **USERS_RUN) == [(3, 0)]
     assert project.rows("users") == SPEC_7_1
     assert project.columns("users") == ["userId", "name", "city"]
 
@@ -42,7 +40,7 @@ def test_spec_7_1_metrics_when_split_at_sequence_2(project: CdcProject) -> None:
     _setup(project)
     early = [e for e in USERS_CDF if e[4] <= 2]
     late = [e for e in USERS_CDF if e[4] > 2]
-    assert _apply_in_batches(project, [early, late]) == [(4, 0), (1, 1)]
+    assert run_batches(project, early, late, **USERS_RUN) == [(4, 0), (1, 1)]
     assert project.rows("users") == SPEC_7_1
 
 
@@ -57,26 +55,26 @@ SPLITS = {
 @pytest.mark.parametrize("split", SPLITS, ids=list(SPLITS))
 def test_spec_7_1_any_split_and_order(project: CdcProject, split: str) -> None:
     _setup(project)
-    _apply_in_batches(project, SPLITS[split])
+    run_batches(project, *SPLITS[split], **USERS_RUN)
     assert project.rows("users") == SPEC_7_1
 
 
 def test_spec_7_2_truncate_in_one_run(project: CdcProject) -> None:
     _setup(project)
-    _apply_in_batches(project, [[*USERS_CDF, TRUNCATE_AT_3]])
+    run_batches(project, [*USERS_CDF, TRUNCATE_AT_3], **USERS_RUN)
     assert project.rows("users") == SPEC_7_2
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_spec_7_2_truncate_split(project: CdcProject, seed: int) -> None:
     _setup(project)
-    _apply_in_batches(project, shuffled_split([*USERS_CDF, TRUNCATE_AT_3], seed=seed, runs=3))
+    run_batches(project, *shuffled_split([*USERS_CDF, TRUNCATE_AT_3], seed=seed, runs=3), **USERS_RUN)
     assert project.rows("users") == SPEC_7_2
 
 
 def test_spec_7_2_truncate_arrives_last(project: CdcProject) -> None:
     _setup(project)
-    metrics = _apply_in_batches(project, [USERS_CDF, [TRUNCATE_AT_3]])
+    metrics = run_batches(project, USERS_CDF, [TRUNCATE_AT_3], **USERS_RUN)
     assert metrics == [(3, 0), (0, 2)]
     assert project.rows("users") == SPEC_7_2
 
@@ -90,9 +88,18 @@ def test_rerun_without_new_events_changes_nothing(project: CdcProject) -> None:
     assert project.snapshot("users", "users__cdc_state") == before
 
 
-def test_full_refresh_equals_one_run(project: CdcProject) -> None:
-    _setup(project)
-    _apply_in_batches(project, SPLITS["shuffled_3_runs"])
+# SCD type: (config, seed of the split, metrics of the full refresh, the SPEC table).
+FULL_REFRESH = {
+    1: (USERS_CONFIG, 7, (3, 0), SPEC_7_1),
+    2: (USERS_SCD2_CONFIG, 9, (7, 0), sort_rows(spec_data.SPEC_7_3)),
+}
+
+
+@pytest.mark.parametrize("scd_type", FULL_REFRESH)
+def test_full_refresh_equals_one_run(project: CdcProject, scd_type: int) -> None:
+    config, seed, metrics, expected = FULL_REFRESH[scd_type]
+    _setup(project, config)
+    run_batches(project, *shuffled_split(USERS_CDF, seed=seed, runs=3), **USERS_RUN)
     project.replace_rows("users_cdf", USERS_CDF)
-    assert project.run("users", full_refresh=True).metrics("users") == (3, 0)
-    assert project.rows("users") == SPEC_7_1
+    assert project.run("users", full_refresh=True).metrics("users") == metrics
+    assert project.rows("users") == expected

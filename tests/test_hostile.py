@@ -11,6 +11,7 @@ import pytest
 from harness import CdcProject
 from reference import sort_rows
 
+V_EVENTS = {"id": "integer", "v": "varchar", "seq": "integer"}
 AWKWARD = {"user id": "integer", 'say "hi"': "varchar", "Select": "varchar", "Order": "integer", "op": "varchar"}
 
 
@@ -51,7 +52,7 @@ def test_long_model_name(project: CdcProject) -> None:
     # 60 characters: the target fits PostgreSQL's 63, its state, history, index and temp names do not.
     name = "a_model_name_of_sixty_characters_so_derived_names_overflow_x"
     assert len(name) == 60
-    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    project.create_table("events", V_EVENTS)
     project.model(name, "select * from {{ target.schema }}.events", keys="id", sequence_by="seq")
     project.replace_rows("events", [(1, "a", 1)])
     project.run(name)
@@ -88,7 +89,7 @@ def test_failure_after_the_writes_changes_nothing_and_the_next_run_converges(
 
 @pytest.mark.parametrize("scd_type", [1, 2])
 def test_empty_batch(project: CdcProject, scd_type: int) -> None:
-    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    project.create_table("events", V_EVENTS)
     project.model(
         "dim", "select * from {{ target.schema }}.events", keys="id", sequence_by="seq", stored_as_scd_type=scd_type
     )
@@ -105,7 +106,7 @@ def test_concurrent_runs_of_one_model_serialise_on_postgres(project: CdcProject)
     """Two `dbt run`s of the same model started together: the second waits for the first's
     transaction (advisory lock), then applies what is left; no duplicates, nothing lost."""
 
-    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    project.create_table("events", V_EVENTS)
     project.model(
         "dim",
         "select * from {{ target.schema }}.events",
@@ -130,7 +131,7 @@ def test_killed_dbt_process_changes_nothing_on_postgres(project: CdcProject) -> 
     transaction back, and the next run converges."""
     import time
 
-    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    project.create_table("events", V_EVENTS)
     config = {"keys": "id", "sequence_by": "seq", "stored_as_scd_type": 2}
     project.model("dim", "select * from {{ target.schema }}.events", **config)
     project.replace_rows("events", [(1, "a", 1), (2, "b", 1)])
@@ -157,7 +158,7 @@ def test_killed_dbt_process_changes_nothing_on_postgres(project: CdcProject) -> 
 
 @pytest.mark.parametrize("scd_type", [1, 2])
 def test_sequence_type_change_between_runs_fails_clearly(project: CdcProject, scd_type: int) -> None:
-    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "integer"})
+    project.create_table("events", V_EVENTS)
     project.model(
         "dim", "select * from {{ target.schema }}.events", keys="id", sequence_by="seq", stored_as_scd_type=scd_type
     )

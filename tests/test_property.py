@@ -14,21 +14,29 @@ from hypothesis import strategies as st
 from harness import HYPOTHESIS_EXAMPLES as EXAMPLES
 from harness import CdcProject
 from reference import Event, as_rows, bitemporal, scd1, scd2
+from scenarios import CITY_EVENTS, CONFIG, MODEL, TRUNCATING_CONFIG, run_batches
 
 COLUMNS = ["name", "city"]
-BASE = {
-    "keys": ["id"],
-    "sequence_by": "seq",
-    "apply_as_deletes": "op = 'D'",
-    "apply_as_truncates": "op = 'T'",
-    "except_column_list": ["op", "seq"],
-}
+SETTINGS = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 MODES: dict[str, dict[str, Any]] = {
     "full_rows": {},
     "ignore_null_updates": {"ignore_null_updates": True},
     "ignore_null_city_only": {"ignore_null_updates_column_list": ["city"]},
     "columns_to_update": {"columns_to_update": "cols"},
 }
+
+
+def _cut(draw: st.DrawFn, order: list[tuple[Any, ...]], max_runs: int) -> list[list[tuple[Any, ...]]]:
+    """The events in arrival order, cut into 1 to `max_runs` non-empty runs."""
+    runs = draw(st.integers(1, min(max_runs, len(order))))
+    cuts = (
+        sorted(draw(st.lists(st.integers(1, len(order) - 1), min_size=runs - 1, max_size=runs - 1, unique=True)))
+        if runs > 1
+        else []
+    )
+    return [list(order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(order)])]
 
 
 @st.composite
@@ -65,13 +73,7 @@ def split_feeds(
         order = sorted(events, key=lambda e: -e[4])
     else:
         order = sorted(events, key=lambda e: (e[3] != "U", e[4]))
-    runs = draw(st.integers(1, min(5, len(order))))
-    cuts = (
-        sorted(draw(st.lists(st.integers(1, len(order) - 1), min_size=runs - 1, max_size=runs - 1, unique=True)))
-        if runs > 1
-        else []
-    )
-    batches = [list(order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(order)])]
+    batches = _cut(draw, order, max_runs=5)
     # Redeliveries: some events arrive again in the last run (an identical duplicate if already there).
     for event in draw(st.lists(st.sampled_from(events), max_size=2)):
         batches[-1].append(event)
@@ -104,28 +106,21 @@ def _reference(events: list[tuple[Any, ...]], mode: str) -> list[tuple[Any, ...]
 def _load_and_run(
     project: CdcProject, batches: list[list[tuple[Any, ...]]], with_ctu: bool, config: dict[str, Any]
 ) -> None:
-    columns = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
-    if with_ctu:
-        columns["cols"] = "varchar"
     project.drop_model_tables("dim")
-    project.create_table("events", columns)
-    project.model("dim", "select * from {{ target.schema }}.events", **config)
-    for batch in batches:
-        project.replace_rows("events", batch)
-        project.run("dim")
+    project.create_table("events", {**CITY_EVENTS, "cols": "varchar"} if with_ctu else CITY_EVENTS)
+    project.model("dim", MODEL, **config)
+    run_batches(project, *batches)
 
 
 @pytest.mark.parametrize("mode", MODES)
-@settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@SETTINGS
 @given(data=st.data())
 def test_any_split_and_arrival_order_matches_the_reference(
     module_project: CdcProject, mode: str, data: st.DataObject
 ) -> None:
     with_ctu = mode == "columns_to_update"
     events, batches = data.draw(split_feeds(with_ctu))
-    _load_and_run(module_project, batches, with_ctu, {**BASE, **MODES[mode]})
+    _load_and_run(module_project, batches, with_ctu, {**TRUNCATING_CONFIG, **MODES[mode]})
     assert module_project.rows("dim") == _reference(events, mode)
 
 
@@ -138,17 +133,14 @@ SCD2_MODES: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("mode", SCD2_MODES)
-@settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@SETTINGS
 @given(data=st.data())
 def test_scd2_history_for_any_split_matches_the_reference(
     module_project: CdcProject, mode: str, data: st.DataObject
 ) -> None:
     with_ctu = mode == "columns_to_update"
     events, batches = data.draw(split_feeds(with_ctu, with_truncates=False))
-    config = {k: v for k, v in BASE.items() if k != "apply_as_truncates"}
-    _load_and_run(module_project, batches, with_ctu, {**config, "stored_as_scd_type": 2, **SCD2_MODES[mode]})
+    _load_and_run(module_project, batches, with_ctu, {**CONFIG, "stored_as_scd_type": 2, **SCD2_MODES[mode]})
     expected = scd2(
         _events(events, with_ctu),
         COLUMNS,
@@ -159,6 +151,12 @@ def test_scd2_history_for_any_split_matches_the_reference(
     assert module_project.rows("dim") == expected
 
 
+BITEMPORAL_CONFIG = {
+    **CONFIG,
+    "system_sequence_by": "sys",
+    "stored_as_scd_type": "bitemporal",
+    "except_column_list": ["op", "seq", "sys"],
+}
 BITEMPORAL_MODES: dict[str, dict[str, Any]] = {
     "full_rows": {},
     "track_name_only": {"track_history_column_list": ["name"]},
@@ -183,44 +181,23 @@ def bitemporal_feeds(draw: st.DrawFn) -> tuple[list[tuple[Any, ...]], list[list[
         city = draw(st.sampled_from([None, "x", "y"]))
         events.append((key, name, city, op, seq, system))
     order = draw(st.permutations(events))
-    runs = draw(st.integers(1, min(4, len(order))))
-    cuts = (
-        sorted(draw(st.lists(st.integers(1, len(order) - 1), min_size=runs - 1, max_size=runs - 1, unique=True)))
-        if runs > 1
-        else []
-    )
-    batches = [list(order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(order)])]
+    batches = _cut(draw, order, max_runs=4)
     for event in draw(st.lists(st.sampled_from(events), max_size=1)):
         batches[-1].append(event)
     return events, batches
 
 
 @pytest.mark.parametrize("mode", BITEMPORAL_MODES)
-@settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@SETTINGS
 @given(data=st.data())
 def test_bitemporal_history_for_any_split_matches_the_reference(
     module_project: CdcProject, mode: str, data: st.DataObject
 ) -> None:
     events, batches = data.draw(bitemporal_feeds())
-    columns = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
     module_project.drop_model_tables("dim")
-    module_project.create_table("events", {**columns, "sys": "integer"})
-    module_project.model(
-        "dim",
-        "select * from {{ target.schema }}.events",
-        keys=["id"],
-        sequence_by="seq",
-        system_sequence_by="sys",
-        stored_as_scd_type="bitemporal",
-        apply_as_deletes="op = 'D'",
-        except_column_list=["op", "seq", "sys"],
-        **BITEMPORAL_MODES[mode],
-    )
-    for batch in batches:
-        module_project.replace_rows("events", batch)
-        module_project.run("dim")
+    module_project.create_table("events", {**CITY_EVENTS, "sys": "integer"})
+    module_project.model("dim", MODEL, **BITEMPORAL_CONFIG, **BITEMPORAL_MODES[mode])
+    run_batches(module_project, *batches)
     expected = bitemporal(
         [
             Event(key, seq, "delete" if op == "D" else "upsert", {"name": name, "city": city}, system=system)

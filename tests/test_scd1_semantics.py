@@ -8,30 +8,12 @@ import time
 import pytest
 
 from harness import CdcProject
-
-EVENT_COLUMNS = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
-BASE_CONFIG = {
-    "keys": ["id"],
-    "sequence_by": "seq",
-    "apply_as_deletes": "op = 'D'",
-    "apply_as_truncates": "op = 'T'",
-    "except_column_list": ["op", "seq"],
-}
-MODEL = "select * from {{ target.schema }}.events"
+from scenarios import CITY_EVENTS, EPOCH_CONFIG, EPOCH_EVENTS, MODEL, TRUNCATING_CONFIG, run_batches
 
 
 def _setup(project: CdcProject, columns: dict[str, str] | None = None, **config: object) -> None:
-    project.create_table("events", columns or EVENT_COLUMNS)
-    project.model("dim", MODEL, **{**BASE_CONFIG, **config})
-
-
-def _runs(project: CdcProject, *batches: list[tuple]) -> list[tuple[int, int]]:
-    """Apply each batch in its own run (the source holds only that batch)."""
-    metrics = []
-    for batch in batches:
-        project.replace_rows("events", batch)
-        metrics.append(project.run("dim").metrics("dim"))
-    return metrics
+    project.create_table("events", columns or CITY_EVENTS)
+    project.model("dim", MODEL, **{**TRUNCATING_CONFIG, **config})
 
 
 # --- deletes and tombstones -----------------------------------------------------------------
@@ -39,7 +21,7 @@ def _runs(project: CdcProject, *batches: list[tuple]) -> list[tuple[int, int]]:
 
 def test_late_upsert_is_blocked_by_a_tombstone_from_an_earlier_run(project: CdcProject) -> None:
     _setup(project)
-    metrics = _runs(
+    metrics = run_batches(
         project,
         [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)],
         [(1, None, None, "D", 5)],
@@ -51,65 +33,65 @@ def test_late_upsert_is_blocked_by_a_tombstone_from_an_earlier_run(project: CdcP
 
 def test_tombstone_for_a_key_never_seen_blocks_an_older_upsert(project: CdcProject) -> None:
     _setup(project)
-    _runs(project, [(7, None, None, "D", 10)], [(7, "old", "x", "U", 4)])
+    run_batches(project, [(7, None, None, "D", 10)], [(7, "old", "x", "U", 4)])
     assert project.rows("dim") == []
 
 
 def test_expired_tombstone_lets_the_late_upsert_through(project: CdcProject) -> None:
     _setup(project, tombstone_retention=1)
-    _runs(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 5)])
+    run_batches(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 5)])
     assert project.rows("dim__cdc_state") != []  # the tombstone
     time.sleep(2.2)
-    assert _runs(project, [(1, "late", "x", "U", 3)]) == [(1, 0)]
+    assert run_batches(project, [(1, "late", "x", "U", 3)]) == [(1, 0)]
     assert project.rows("dim") == [(1, "late", "x")]
 
 
 def test_tombstone_within_retention_still_blocks(project: CdcProject) -> None:
     _setup(project, tombstone_retention=3600)
-    _runs(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 5)])
+    run_batches(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 5)])
     time.sleep(1.1)
-    _runs(project, [(1, "late", "x", "U", 3)])
+    run_batches(project, [(1, "late", "x", "U", 3)])
     assert project.rows("dim") == []
 
 
 def test_expired_tombstones_are_removed_from_state(project: CdcProject) -> None:
     _setup(project, tombstone_retention=1)
-    _runs(project, [(1, None, None, "D", 5), (2, None, None, "D", 5)])
+    run_batches(project, [(1, None, None, "D", 5), (2, None, None, "D", 5)])
     assert len(project.rows("dim__cdc_state")) == 2
     time.sleep(2.2)
-    _runs(project, [(3, "c", "z", "U", 1)])
+    run_batches(project, [(3, "c", "z", "U", 1)])
     assert [row[0] for row in project.rows("dim__cdc_state")] == [3]
 
 
 def test_reinsert_newer_than_the_delete(project: CdcProject) -> None:
     _setup(project)
-    metrics = _runs(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 5)], [(1, "back", "y", "U", 8)])
+    metrics = run_batches(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 5)], [(1, "back", "y", "U", 8)])
     assert project.rows("dim") == [(1, "back", "y")]
     assert metrics == [(1, 0), (0, 1), (1, 0)]
 
 
 def test_delete_needs_a_newer_sequence_than_the_stored_upsert(project: CdcProject) -> None:
     _setup(project)
-    _runs(project, [(1, "a", "x", "U", 5)], [(1, None, None, "D", 5)], [(1, None, None, "D", 4)])
+    run_batches(project, [(1, "a", "x", "U", 5)], [(1, None, None, "D", 5)], [(1, None, None, "D", 4)])
     assert project.rows("dim") == [(1, "a", "x")]
 
 
 def test_redelivered_event_at_the_stored_sequence_replaces_it(project: CdcProject) -> None:
     _setup(project)
-    metrics = _runs(project, [(1, "a", "x", "U", 5)], [(1, "a", "x", "U", 5)], [(1, "fixed", "x", "U", 5)])
+    metrics = run_batches(project, [(1, "a", "x", "U", 5)], [(1, "a", "x", "U", 5)], [(1, "fixed", "x", "U", 5)])
     assert metrics == [(1, 0), (0, 0), (1, 0)]
     assert project.rows("dim") == [(1, "fixed", "x")]
 
 
 def test_identical_duplicates_in_one_run_collapse(project: CdcProject) -> None:
     _setup(project)
-    assert _runs(project, [(1, "a", "x", "U", 5), (1, "a", "x", "U", 5), (2, None, None, "D", 3)] * 2) == [(1, 0)]
+    assert run_batches(project, [(1, "a", "x", "U", 5), (1, "a", "x", "U", 5), (2, None, None, "D", 3)] * 2) == [(1, 0)]
     assert project.rows("dim") == [(1, "a", "x")]
 
 
 def test_truncate_blocks_older_late_upserts_and_keeps_newer_rows(project: CdcProject) -> None:
     _setup(project)
-    metrics = _runs(
+    metrics = run_batches(
         project,
         [(1, "a", "x", "U", 1), (2, "b", "y", "U", 9)],
         [(None, None, None, "T", 5)],
@@ -124,46 +106,46 @@ def test_truncate_blocks_older_late_upserts_and_keeps_newer_rows(project: CdcPro
 
 def test_ignore_null_updates_keeps_stored_values(project: CdcProject) -> None:
     _setup(project, ignore_null_updates=True)
-    _runs(project, [(1, "a", "x", "U", 1)], [(1, None, "y", "U", 2)], [(1, "late", None, "U", 0)])
+    run_batches(project, [(1, "a", "x", "U", 1)], [(1, None, "y", "U", 2)], [(1, "late", None, "U", 0)])
     # The late event at 0 still fills nothing: both columns were written later.
     assert project.rows("dim") == [(1, "a", "y")]
 
 
 def test_late_partial_update_fills_a_column_newer_events_left_untouched(project: CdcProject) -> None:
     _setup(project, ignore_null_updates=True)
-    _runs(project, [(1, None, "x", "U", 5)], [(1, "early-name", "old-city", "U", 3)])
+    run_batches(project, [(1, None, "x", "U", 5)], [(1, "early-name", "old-city", "U", 3)])
     assert project.rows("dim") == [(1, "early-name", "x")]
 
 
 def test_delete_clears_columns_written_before_it(project: CdcProject) -> None:
     # SPEC 3.2: events 10 full, 30 partial, 20 delete, in that arrival order.
     _setup(project, ignore_null_updates=True)
-    _runs(project, [(1, "a", "x", "U", 10)], [(1, None, "y", "U", 30)], [(1, None, None, "D", 20)])
+    run_batches(project, [(1, "a", "x", "U", 10)], [(1, None, "y", "U", 30)], [(1, None, None, "D", 20)])
     assert project.rows("dim") == [(1, None, "y")]
 
 
 def test_ignore_null_updates_column_list(project: CdcProject) -> None:
     _setup(project, ignore_null_updates_column_list=["city"])
-    _runs(project, [(1, "a", "x", "U", 1)], [(1, None, None, "U", 2)])
+    run_batches(project, [(1, "a", "x", "U", 1)], [(1, None, None, "U", 2)])
     assert project.rows("dim") == [(1, None, "x")]
 
 
 def test_ignore_null_updates_except_column_list(project: CdcProject) -> None:
     _setup(project, ignore_null_updates_except_column_list=["city"])
-    _runs(project, [(1, "a", "x", "U", 1)], [(1, None, None, "U", 2)])
+    run_batches(project, [(1, "a", "x", "U", 1)], [(1, None, None, "U", 2)])
     assert project.rows("dim") == [(1, "a", None)]
 
 
 @pytest.mark.parametrize("kind", ["string", "array"])
 def test_columns_to_update(project: CdcProject, kind: str) -> None:
     array_type = "varchar[]" if project.adapter == "duckdb" else "text[]"
-    columns = {**EVENT_COLUMNS, "cols": "varchar" if kind == "string" else array_type}
+    columns = {**CITY_EVENTS, "cols": "varchar" if kind == "string" else array_type}
 
     def listed(*names: str) -> object:
         return ", ".join(names) if kind == "string" else list(names)
 
     _setup(project, columns=columns, columns_to_update="cols")
-    metrics = _runs(
+    metrics = run_batches(
         project,
         [(1, "a", "x", "U", 1, listed("name")), (2, "b", "y", "U", 1, None)],
         [(1, None, "z", "U", 3, listed("name", "City")), (2, "ignored", None, "U", 2, listed("city"))],
@@ -178,12 +160,12 @@ def test_columns_to_update(project: CdcProject, kind: str) -> None:
 
 def test_switching_partial_updates_on_later_keeps_the_table_right(project: CdcProject) -> None:
     _setup(project)
-    _runs(project, [(1, "a", "x", "U", 5)])
-    project.model("dim", MODEL, **{**BASE_CONFIG, "ignore_null_updates": True})
-    _runs(project, [(1, None, "y", "U", 6), (1, "late", "late", "U", 4)])
+    run_batches(project, [(1, "a", "x", "U", 5)])
+    project.model("dim", MODEL, **{**TRUNCATING_CONFIG, "ignore_null_updates": True})
+    run_batches(project, [(1, None, "y", "U", 6), (1, "late", "late", "U", 4)])
     assert project.rows("dim") == [(1, "a", "y")]
-    project.model("dim", MODEL, **BASE_CONFIG)
-    _runs(project, [(1, "b", None, "U", 7)])
+    project.model("dim", MODEL, **TRUNCATING_CONFIG)
+    run_batches(project, [(1, "b", None, "U", 7)])
     assert project.rows("dim") == [(1, "b", None)]
 
 
@@ -191,16 +173,8 @@ def test_switching_partial_updates_on_later_keeps_the_table_right(project: CdcPr
 
 
 def test_sequence_by_list_orders_lexicographically(project: CdcProject) -> None:
-    columns = {"id": "integer", "name": "varchar", "op": "varchar", "epoch": "integer", "offset_no": "integer"}
-    project.create_table("events", columns)
-    project.model(
-        "dim",
-        MODEL,
-        keys="id",
-        sequence_by=["epoch", "offset_no"],
-        apply_as_deletes="op = 'D'",
-        column_list=["name"],
-    )
+    project.create_table("events", EPOCH_EVENTS)
+    project.model("dim", MODEL, **EPOCH_CONFIG, column_list=["name"])
     project.replace_rows("events", [(1, "a", "U", 1, 9), (1, "b", "U", 2, 1), (2, "c", "U", 1, 1)])
     project.run("dim")
     project.replace_rows("events", [(1, "late", "U", 1, 99), (2, None, "D", 1, 2), (2, "old", "U", 1, 1)])
@@ -221,7 +195,7 @@ def test_sequence_by_expression(project: CdcProject) -> None:
 
 
 def test_checkpoint_reads_only_new_rows(project: CdcProject) -> None:
-    columns = {**EVENT_COLUMNS, "loaded_at": "integer"}
+    columns = {**CITY_EVENTS, "loaded_at": "integer"}
     _setup(project, columns=columns, checkpoint_column="loaded_at", except_column_list=["op", "seq", "loaded_at"])
     project.insert("events", [(1, "a", "x", "U", 5, 1), (2, "b", "y", "U", 5, 1)])
     assert project.run("dim").metrics("dim") == (2, 0)
@@ -251,18 +225,18 @@ def test_checkpoint_reads_only_new_rows(project: CdcProject) -> None:
 
 def test_new_source_column_is_appended(project: CdcProject) -> None:
     _setup(project)
-    _runs(project, [(1, "a", "x", "U", 1)])
+    run_batches(project, [(1, "a", "x", "U", 1)])
     project.execute(f"alter table {project.relation('events')} add column zip varchar")
-    _runs(project, [(2, "b", "y", "U", 1, "01000")])
+    run_batches(project, [(2, "b", "y", "U", 1, "01000")])
     assert project.columns("dim") == ["id", "name", "city", "zip"]
     assert project.rows("dim") == [(1, "a", "x", None), (2, "b", "y", "01000")]
 
 
 def test_new_source_column_is_ignored(project: CdcProject) -> None:
     _setup(project, on_schema_change="ignore")
-    _runs(project, [(1, "a", "x", "U", 1)])
+    run_batches(project, [(1, "a", "x", "U", 1)])
     project.execute(f"alter table {project.relation('events')} add column zip varchar")
-    _runs(project, [(2, "b", "y", "U", 1, "01000")])
+    run_batches(project, [(2, "b", "y", "U", 1, "01000")])
     assert project.rows("dim") == [(1, "a", "x"), (2, "b", "y")]
 
 
@@ -271,13 +245,18 @@ def test_new_source_column_is_ignored(project: CdcProject) -> None:
 
 def test_metrics_in_run_results_and_run_history(project: CdcProject) -> None:
     _setup(project)
-    _runs(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])
+    run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])
     project.replace_rows("events", [(1, None, None, "D", 2), (2, "c", "y", "U", 2)])
-    assert project.dbt("run", "--select", "dim", "--write-json").success
+    outcome = project.dbt("run", "--select", "dim", "--write-json")
+    assert outcome.success
     results = json.loads((project.path / "target" / "run_results.json").read_text())
     (node,) = [r for r in results["results"] if r["unique_id"].endswith(".dim")]
+    # The message is the log line users read: its wording is a contract.
     assert "num_upserted_rows=1" in node["message"] and "num_deleted_rows=1" in node["message"]
     assert node["adapter_response"]["rows_affected"] == 2
+    # The harness reads metrics by this invocation id, the one run_results.json names.
+    assert results["metadata"]["invocation_id"] == outcome.invocation_id
+    assert outcome.metrics("dim") == (1, 1)
     history = project.query(
         f"select run_id, num_events, num_upserted_rows, num_deleted_rows from {project.relation('dim__cdc_runs')}"
         " order by run_id"
@@ -320,7 +299,7 @@ def test_quoted_mixed_case_columns(project: CdcProject) -> None:
 
 
 def test_config_from_yaml_meta_and_dbt_project(project: CdcProject) -> None:
-    project.create_table("events", EVENT_COLUMNS)
+    project.create_table("events", CITY_EVENTS)
     (project.path / "models" / "dim.sql").write_text("{{ config(materialized='auto_cdc') }}\n" + MODEL + "\n")
     project.write(
         "models/schema.yml",
@@ -332,7 +311,7 @@ def test_config_from_yaml_meta_and_dbt_project(project: CdcProject) -> None:
         (project.path / "dbt_project.yml").read_text()
         + "models:\n  cdc_test:\n    +apply_as_deletes: \"op = 'D'\"\n    +on_schema_change: fail\n",
     )
-    _runs(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)], [(2, None, None, "D", 2)])
+    run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)], [(2, None, None, "D", 2)])
     assert project.rows("dim") == [(1, "a", "x")]
     project.execute(f"alter table {project.relation('events')} add column zip varchar")
     outcome = project.run("dim", expect_success=False)

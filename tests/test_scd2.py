@@ -10,29 +10,21 @@ import pytest
 import spec_data
 from harness import CdcProject
 from reference import Event, scd2, sort_rows
-from spec_data import FEED_MODEL, USERS_CDF, USERS_COLUMNS, USERS_CONFIG, shuffled_split
+from scenarios import CITY_EVENTS, CONFIG, EPOCH_CONFIG, EPOCH_EVENTS, MODEL, run_batches
+from spec_data import FEED_MODEL, USERS_CDF, USERS_COLUMNS, USERS_RUN, USERS_SCD2_CONFIG, shuffled_split
 
-SCD2_CONFIG = {**{k: v for k, v in USERS_CONFIG.items() if k != "apply_as_truncates"}, "stored_as_scd_type": 2}
 SPEC_7_3 = sort_rows(spec_data.SPEC_7_3)
 SPEC_7_4 = sort_rows(spec_data.SPEC_7_4)
 
 
 def _users(project: CdcProject, **config: object) -> None:
     project.create_table("users_cdf", USERS_COLUMNS)
-    project.model("users", FEED_MODEL, **{**SCD2_CONFIG, **config})
-
-
-def _batches(project: CdcProject, table: str, model: str, batches: list[list[tuple]]) -> list[tuple[int, int]]:
-    metrics = []
-    for batch in batches:
-        project.replace_rows(table, batch)
-        metrics.append(project.run(model).metrics(model))
-    return metrics
+    project.model("users", FEED_MODEL, **{**USERS_SCD2_CONFIG, **config})
 
 
 def test_spec_7_3_in_one_run(project: CdcProject) -> None:
     _users(project)
-    assert _batches(project, "users_cdf", "users", [USERS_CDF]) == [(7, 0)]
+    assert run_batches(project, USERS_CDF, **USERS_RUN) == [(7, 0)]
     assert project.rows("users") == SPEC_7_3
     assert project.columns("users") == ["userId", "name", "city", "__START_AT", "__END_AT"]
 
@@ -45,82 +37,62 @@ def test_spec_7_3_any_split_and_order(project: CdcProject, split: str) -> None:
         if split == "one_per_run_reversed"
         else shuffled_split(USERS_CDF, seed=int(split[-1]), runs=3)
     )
-    _batches(project, "users_cdf", "users", batches)
+    run_batches(project, *batches, **USERS_RUN)
     assert project.rows("users") == SPEC_7_3
 
 
 def test_spec_7_4_track_history_except_city(project: CdcProject) -> None:
     _users(project, track_history_except_column_list=["city"])
-    _batches(project, "users_cdf", "users", [USERS_CDF])
+    run_batches(project, USERS_CDF, **USERS_RUN)
     assert project.rows("users") == SPEC_7_4
 
 
 @pytest.mark.parametrize("seed", [2, 4])
 def test_spec_7_4_split(project: CdcProject, seed: int) -> None:
     _users(project, track_history_column_list=["name"])
-    _batches(project, "users_cdf", "users", shuffled_split(USERS_CDF, seed=seed, runs=4))
+    run_batches(project, *shuffled_split(USERS_CDF, seed=seed, runs=4), **USERS_RUN)
     assert project.rows("users") == SPEC_7_4
-
-
-def test_full_refresh_equals_one_run(project: CdcProject) -> None:
-    _users(project)
-    _batches(project, "users_cdf", "users", shuffled_split(USERS_CDF, seed=9, runs=3))
-    project.replace_rows("users_cdf", USERS_CDF)
-    assert project.run("users", full_refresh=True).metrics("users") == (7, 0)
-    assert project.rows("users") == SPEC_7_3
 
 
 # --- late events repairing history ----------------------------------------------------------
 
-COLUMNS = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer"}
-CONFIG = {
-    "keys": ["id"],
-    "sequence_by": "seq",
-    "apply_as_deletes": "op = 'D'",
-    "except_column_list": ["op", "seq"],
-    "stored_as_scd_type": 2,
-}
-MODEL = "select * from {{ target.schema }}.events"
+DIM_SCD2 = {**CONFIG, "stored_as_scd_type": 2}
 
 
 def _dim(project: CdcProject, columns: dict[str, str] | None = None, **config: object) -> None:
-    project.create_table("events", columns or COLUMNS)
-    project.model("dim", MODEL, **{**CONFIG, **config})
-
-
-def _runs(project: CdcProject, *batches: list[tuple]) -> list[tuple[int, int]]:
-    return _batches(project, "events", "dim", list(batches))
+    project.create_table("events", columns or CITY_EVENTS)
+    project.model("dim", MODEL, **{**DIM_SCD2, **config})
 
 
 def test_late_update_inside_a_closed_interval(project: CdcProject) -> None:
     _dim(project)
-    metrics = _runs(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 10)], [(1, "late", "x", "U", 5)])
+    metrics = run_batches(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 10)], [(1, "late", "x", "U", 5)])
     assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 5), (1, "late", "x", 5, 10), (1, "b", "x", 10, None)])
     assert metrics == [(2, 0), (2, 0)]  # [1,10) shortened to [1,5), [5,10) new
 
 
 def test_late_delete_inside_a_closed_interval(project: CdcProject) -> None:
     _dim(project)
-    _runs(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 10)], [(1, None, None, "D", 5)])
+    run_batches(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 10)], [(1, None, None, "D", 5)])
     assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 5), (1, "b", "x", 10, None)])
 
 
 def test_delete_before_any_upsert_closes_an_older_late_upsert(project: CdcProject) -> None:
     _dim(project)
-    _runs(project, [(1, None, None, "D", 8)], [(1, "old", "x", "U", 3)])
+    run_batches(project, [(1, None, None, "D", 8)], [(1, "old", "x", "U", 3)])
     assert project.rows("dim") == [(1, "old", "x", 3, 8)]
 
 
 def test_upsert_delete_upsert_leaves_a_gap(project: CdcProject) -> None:
     _dim(project)
-    metrics = _runs(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 4)], [(1, "a", "x", "U", 7)])
+    metrics = run_batches(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 4)], [(1, "a", "x", "U", 7)])
     assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 4), (1, "a", "x", 7, None)])
     assert metrics == [(1, 0), (1, 0), (1, 0)]
 
 
 def test_late_event_splits_a_run_of_no_op_upserts(project: CdcProject) -> None:
     _dim(project, except_column_list=["op", "seq", "city"])
-    _runs(
+    run_batches(
         project,
         [
             (1, "Alice", None, "U", 5),
@@ -137,22 +109,22 @@ def test_late_event_splits_a_run_of_no_op_upserts(project: CdcProject) -> None:
 
 def test_untracked_change_updates_the_row_in_place(project: CdcProject) -> None:
     _dim(project, track_history_column_list=["name"])
-    metrics = _runs(project, [(1, "a", "x", "U", 1)], [(1, "a", "y", "U", 2)], [(1, "b", "y", "U", 3)])
+    metrics = run_batches(project, [(1, "a", "x", "U", 1)], [(1, "a", "y", "U", 2)], [(1, "b", "y", "U", 3)])
     assert project.rows("dim") == sort_rows([(1, "a", "y", 1, 3), (1, "b", "y", 3, None)])
     assert metrics == [(1, 0), (1, 0), (2, 0)]
 
 
 def test_sequence_column_is_not_tracked_by_default(project: CdcProject) -> None:
     _dim(project, except_column_list=["op"])
-    _runs(project, [(1, "a", "x", "U", 1), (1, "a", "x", "U", 2)])
+    run_batches(project, [(1, "a", "x", "U", 1), (1, "a", "x", "U", 2)])
     assert project.rows("dim") == [(1, "a", "x", 2, 1, None)]
 
 
 def test_replay_changes_nothing(project: CdcProject) -> None:
     _dim(project)
-    _runs(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 2)])
+    run_batches(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 2)])
     before = project.snapshot("dim", "dim__cdc_state")
-    assert _runs(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 2)]) == [(0, 0)]
+    assert run_batches(project, [(1, "a", "x", "U", 1), (1, "b", "x", "U", 2)]) == [(0, 0)]
     assert project.rows("dim") == before["dim"]
 
 
@@ -161,19 +133,21 @@ def test_replay_changes_nothing(project: CdcProject) -> None:
 
 def test_ignore_null_updates_take_the_preceding_value(project: CdcProject) -> None:
     _dim(project, ignore_null_updates=True)
-    _runs(project, [(1, "a", "x", "U", 1), (1, None, "y", "U", 3)], [(1, "b", None, "U", 2)])
+    run_batches(project, [(1, "a", "x", "U", 1), (1, None, "y", "U", 3)], [(1, "b", None, "U", 2)])
     assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 2), (1, "b", "x", 2, 3), (1, "b", "y", 3, None)])
 
 
 def test_columns_to_update_in_scd2(project: CdcProject) -> None:
-    _dim(project, columns={**COLUMNS, "cols": "varchar"}, columns_to_update="cols")
-    _runs(project, [(1, "a", "x", "U", 1, None)], [(1, None, "y", "U", 2, "city")], [(1, "z", "q", "U", 3, "name")])
+    _dim(project, columns={**CITY_EVENTS, "cols": "varchar"}, columns_to_update="cols")
+    run_batches(
+        project, [(1, "a", "x", "U", 1, None)], [(1, None, "y", "U", 2, "city")], [(1, "z", "q", "U", 3, "name")]
+    )
     assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 2), (1, "a", "y", 2, 3), (1, "z", "y", 3, None)])
 
 
 def test_delete_resets_ignored_values(project: CdcProject) -> None:
     _dim(project, ignore_null_updates=True)
-    _runs(project, [(1, "a", "x", "U", 1), (1, None, None, "D", 2)], [(1, None, "y", "U", 3)])
+    run_batches(project, [(1, "a", "x", "U", 1), (1, None, None, "D", 2)], [(1, None, "y", "U", 3)])
     assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 2), (1, None, "y", 3, None)])
 
 
@@ -182,15 +156,17 @@ def test_delete_resets_ignored_values(project: CdcProject) -> None:
 
 def test_old_events_are_compacted_and_history_stays_right(project: CdcProject) -> None:
     _dim(project, tombstone_retention=1)
-    _runs(project, [(1, "a", "x", "U", s) for s in (1, 2, 3, 4)] + [(1, "b", "x", "U", 5), (1, None, None, "D", 6)])
+    run_batches(
+        project, [(1, "a", "x", "U", s) for s in (1, 2, 3, 4)] + [(1, "b", "x", "U", 5), (1, None, None, "D", 6)]
+    )
     assert len(project.rows("dim__cdc_state")) == 6
     time.sleep(2.2)
-    _runs(project, [(1, "c", "x", "U", 9)])
+    run_batches(project, [(1, "c", "x", "U", 9)])
     # Of the old events only the run heads (1, 5), tails (4, 5) and the closing delete remain.
     assert [row[1] for row in project.rows("dim__cdc_state")] == [1, 4, 5, 6, 9]
     expected = sort_rows([(1, "a", "x", 1, 5), (1, "b", "x", 5, 6), (1, "c", "x", 9, None)])
     assert project.rows("dim") == expected
-    _runs(project, [(1, "d", "x", "U", 10)])
+    run_batches(project, [(1, "d", "x", "U", 10)])
     assert project.rows("dim") == sort_rows([*expected[:2], (1, "c", "x", 9, 10), (1, "d", "x", 10, None)])
 
 
@@ -198,20 +174,20 @@ def test_compaction_fixes_the_values_of_partial_events_it_keeps(project: CdcProj
     """Event 2 (city only) is compacted away; event 3, which kept its city from it, is rewritten
     once with that value fixed, so later recomputations of the history still see it."""
     _dim(project, tombstone_retention=1, ignore_null_updates=True, track_history_column_list=["name"])
-    _runs(project, [(1, "a", "x", "U", 1), (1, None, "y", "U", 2), (1, None, None, "U", 3)])
+    run_batches(project, [(1, "a", "x", "U", 1), (1, None, "y", "U", 2), (1, None, None, "U", 3)])
     assert project.rows("dim") == [(1, "a", "y", 1, None)]
     time.sleep(2.2)
-    _runs(project, [(1, "b", None, "U", 5)])
+    run_batches(project, [(1, "b", None, "U", 5)])
     assert [row[1] for row in project.rows("dim__cdc_state")] == [1, 3, 5]
-    _runs(project, [(1, "c", None, "U", 6)])
+    run_batches(project, [(1, "c", None, "U", 6)])
     assert project.rows("dim") == sort_rows([(1, "a", "y", 1, 5), (1, "b", "y", 5, 6), (1, "c", "y", 6, None)])
 
 
 def test_new_column_is_appended_without_new_versions(project: CdcProject) -> None:
     _dim(project)
-    _runs(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])
+    run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])
     project.execute(f"alter table {project.relation('events')} add column zip varchar")
-    metrics = _runs(
+    metrics = run_batches(
         project, [(1, "a", "x", "U", 2, "01000"), (3, "c", "z", "U", 1, "02000")], [(1, "a", "x", "U", 3, "03000")]
     )
     assert project.columns("dim") == ["id", "name", "city", "__START_AT", "__END_AT", "zip"]
@@ -229,8 +205,8 @@ def test_new_column_is_appended_without_new_versions(project: CdcProject) -> Non
 
 def test_changing_the_scd_type_asks_for_a_full_refresh(project: CdcProject) -> None:
     _dim(project)
-    _runs(project, [(1, "a", "x", "U", 1)])
-    project.model("dim", MODEL, **{**CONFIG, "stored_as_scd_type": 1})
+    run_batches(project, [(1, "a", "x", "U", 1)])
+    project.model("dim", MODEL, **{**DIM_SCD2, "stored_as_scd_type": 1})
     outcome = project.run("dim", expect_success=False)
     assert "--full-refresh" in outcome.error
     project.run("dim", full_refresh=True)
@@ -264,18 +240,9 @@ def test_reference_model_agrees_with_these_cases() -> None:
 
 
 def test_sequence_by_list_gives_an_ordered_period_type(project: CdcProject) -> None:
-    columns = {"id": "integer", "name": "varchar", "op": "varchar", "epoch": "integer", "offset_no": "integer"}
-    project.create_table("events", columns)
-    project.model(
-        "dim",
-        MODEL,
-        keys="id",
-        sequence_by=["epoch", "offset_no"],
-        apply_as_deletes="op = 'D'",
-        except_column_list=["op", "epoch", "offset_no"],
-        stored_as_scd_type=2,
-    )
-    _runs(project, [(1, "a", "U", 1, 9), (1, "b", "U", 2, 1)], [(1, "late", "U", 1, 10), (1, None, "D", 2, 5)])
+    project.create_table("events", EPOCH_EVENTS)
+    project.model("dim", MODEL, **EPOCH_CONFIG, except_column_list=["op", "epoch", "offset_no"], stored_as_scd_type=2)
+    run_batches(project, [(1, "a", "U", 1, 9), (1, "b", "U", 2, 1)], [(1, "late", "U", 1, 10), (1, None, "D", 2, 5)])
     dim = project.relation("dim")
     rows = project.query(f'select name, "__START_AT" < "__END_AT", "__END_AT" is null from {dim} order by "__START_AT"')
     assert rows == [("a", True, False), ("late", True, False), ("b", True, False)]

@@ -10,6 +10,7 @@ import pytest
 
 from harness import CdcProject
 from reference import as_rows, scd1, scd2, snapshot_events, sort_rows
+from scenarios import fails
 
 SNAPSHOT_A = [(1, "Oaxaca"), (2, "Monterrey"), (3, "Tijuana")]
 SNAPSHOT_B = [(2, "Carmel"), (3, "Los Angeles"), (4, "Death Valley"), (6, "Kings Canyon")]
@@ -302,38 +303,30 @@ def test_column_list_limits_what_is_compared(project: CdcProject) -> None:
 # --- errors: nothing is written --------------------------------------------------------------------
 
 
-def _fails(project: CdcProject, *expected: str) -> None:
-    before = project.snapshot(*project.cdc_tables("users"))
-    error = project.run(expect_success=False).error
-    for text in expected:
-        assert text in error, error
-    assert project.snapshot(*project.cdc_tables("users")) == before
-
-
 def test_two_rows_for_a_key_fail_naming_the_key(project: CdcProject) -> None:
     _per_run(project, 1)
     project.insert("source", SNAPSHOT_A)
     project.run()
     project.replace_rows("source", [*SNAPSHOT_B, (4, "Again")])
-    _fails(project, "has 2 rows for key userId=4", "version 1")
+    fails(project, "has 2 rows for key userId=4", "version 1", model="users")
 
 
 def test_null_version_fails(project: CdcProject) -> None:
     _versioned(project, _tagged(1, SNAPSHOT_A), {**BY_COLUMN, "stored_as_scd_type": 2})
     project.run()
     project.insert("source", [(None, 9, "Nowhere")])
-    _fails(project, "NULL version", "'version'")
+    fails(project, "NULL version", "'version'", model="users")
 
 
 def test_null_version_from_version_query_fails(project: CdcProject) -> None:
     _versioned(project, _tagged(1, SNAPSHOT_A), {**PER_RUN, "snapshot_version_query": "select null as version"})
-    _fails(project, "the next snapshot version is NULL")
+    fails(project, "the next snapshot version is NULL", model="users")
 
 
 def test_version_query_with_two_rows_fails(project: CdcProject) -> None:
     query = "select distinct version from {{ target.schema }}.source"
     _versioned(project, _tagged(1, SNAPSHOT_A) + _tagged(2, SNAPSHOT_B), {**PER_RUN, "snapshot_version_query": query})
-    _fails(project, "returned 2 rows")
+    fails(project, "returned 2 rows", model="users")
 
 
 def test_changed_version_type_fails(project: CdcProject) -> None:
@@ -345,7 +338,7 @@ def test_changed_version_type_fails(project: CdcProject) -> None:
         **BY_COLUMN,
         stored_as_scd_type=2,
     )
-    _fails(project, "snapshot versions are now of type", "--full-refresh")
+    fails(project, "snapshot versions are now of type", "--full-refresh", model="users")
 
 
 @pytest.mark.parametrize(
@@ -363,7 +356,7 @@ def test_invalid_config_fails_before_writing(project: CdcProject, extra: dict, m
     _versioned(project, _tagged(1, SNAPSHOT_A), {**BY_COLUMN, "stored_as_scd_type": 2})
     project.run()
     project.model("users", SOURCE, **{**BY_COLUMN, "stored_as_scd_type": 2, **extra})
-    _fails(project, message, "model 'users'")
+    fails(project, message, "model 'users'", model="users")
 
 
 @pytest.mark.parametrize("project", ["postgres"], indirect=True)  # the error where no plugin exists
@@ -375,7 +368,7 @@ def test_python_function_on_postgres_names_alternatives(project: CdcProject) -> 
         keys=["id"],
         snapshot_version_function="snapshots:next_snapshot_and_version",
     )
-    _fails(project, "not available on postgres", "snapshot_version_column", "snapshot_version_query")
+    fails(project, "not available on postgres", "snapshot_version_column", "snapshot_version_query", model="users")
 
 
 @pytest.mark.parametrize("project", ["duckdb"], indirect=True)  # the plugin is DuckDB's
@@ -387,7 +380,7 @@ def test_python_function_without_the_plugin_says_how_to_enable_it(project: CdcPr
         keys=["id"],
         snapshot_version_function="snapshots:next_snapshot_and_version",
     )
-    _fails(project, "plugins: [{module: auto_cdc.plugin}]")
+    fails(project, "plugins: [{module: auto_cdc.plugin}]", model="users")
 
 
 def test_events_of_the_reference_for_spec_7_5() -> None:
