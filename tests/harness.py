@@ -30,7 +30,7 @@ ADAPTERS = ("duckdb", "postgres")
 HYPOTHESIS_EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "4"))
 
 
-# The package's limit for the names it derives (macros/internal/identifiers.sql), on every adapter.
+# The package's limit for the names it derives (macros/_util/identifiers.sql), on every adapter.
 MAX_IDENTIFIER_LENGTH = 63
 
 
