@@ -129,7 +129,8 @@
 {% macro default__add_columns(relation, columns) -%}
   {%- set statements = [] -%}
   {%- for column in columns -%}
-    {%- do statements.append('alter table ' ~ relation ~ ' add column ' ~ auto_cdc.quote_identifier(column.name) ~ ' ' ~ column.data_type) -%}
+    {%- set statement -%}alter table {{ relation }} add column {{ auto_cdc.quote_identifier(column.name) }} {{ column.data_type }}{%- endset -%}
+    {%- do statements.append(statement) -%}
   {%- endfor -%}
   {{ return(statements) }}
 {%- endmacro %}

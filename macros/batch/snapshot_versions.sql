@@ -32,15 +32,6 @@
 {%- endmacro %}
 
 
-{% macro empty_query_sql(sql) -%}
-  {#- --empty: the model query's columns, no rows. -#}
-  select * from (
-    {{ sql }}
-  ) as snapshot
-  where false
-{%- endmacro %}
-
-
 {% macro snapshot_rows_as_batch(snapshots) -%}
   {#- The snapshot rows in the shape the contract check reads (the version is the sequence). -#}
   (select s.*, s.__cdc_version as __cdc_seq from {{ snapshots }} as s) as snapshot_rows

@@ -10,6 +10,7 @@
     {%- set message = "auto_cdc: model '" ~ cfg.model_name ~ "': `" ~ name ~ "` (" ~ expr ~ ") cannot be evaluated on the model query's rows;"
         ~ " nothing was written. It is SQL over the query's columns (" ~ (cfg.source_columns | join(', '))
         ~ "): check the column names, their quoting (PostgreSQL folds unquoted names to lower case) and the syntax." -%}
-    {%- do try_or_compiler_error(message, run_query, 'select (' ~ expr ~ ') as probe from (' ~ sql ~ ') as src where false') -%}
+    {%- set probe -%}select ({{ expr }}) as probe from ({{ sql }}) as src where false{%- endset -%}
+    {%- do try_or_compiler_error(message, run_query, probe) -%}
   {%- endfor -%}
 {%- endmacro %}

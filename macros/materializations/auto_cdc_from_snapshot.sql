@@ -37,7 +37,7 @@
     {%- do auto_cdc.check_version_column_type(cfg, source, temps, rebuild) -%}
 
     {#- 3. Batch: the snapshots, then (4. validated) compared into one batch of events. -#}
-    {%- do auto_cdc.read_snapshots(cfg, versions, temps, auto_cdc.empty_query_sql(sql) if empty_run else sql,
+    {%- do auto_cdc.read_snapshots(cfg, versions, temps, auto_cdc.no_rows_sql(sql) if empty_run else sql,
                                    none if rebuild else state.versions, catch_up=not empty_run) -%}
     {%- do auto_cdc.validate_snapshots(cfg, temps) -%}
     {%- set snapshot_columns = adapter.get_columns_in_relation(temps.snapshots) -%}
@@ -46,9 +46,8 @@
     {%- if not rebuild -%}
       {%- set cfg = auto_cdc.narrow_to_target(cfg, auto_cdc.reconcile_schema(cfg, target_relation, snapshot_columns, state)) -%}
     {%- endif -%}
-    {%- set batch_sql = auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions, none if rebuild else target_relation,
-                                                      auto_cdc.applied_version_count(temps)) -%}
-    {%- do auto_cdc.fill_temp_table(temps.batch, batch_sql, cfg.key_columns + ['__cdc_op']) -%}
+    {%- do auto_cdc.fill_temp_table(temps.batch, auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions,
+        none if rebuild else target_relation, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op']) -%}
     {%- do auto_cdc.check_mass_delete(cfg, temps.batch, temps.snapshots, temps.read_versions, none if rebuild else target_relation) -%}
 
     {#- 5. Tables, then 6-8. resolve, apply and record (the versions too). -#}
@@ -80,8 +79,6 @@
 
   {#- The usual dbt finish: grants, docs, hooks, one commit. -#}
   {%- set target_exists = found or existing[0] is not none -%}
-  {%- set all_temps = [temps.snapshots, temps.read_versions, temps.batch, temps.history, temps.changes,
-                       temps.last_version, temps.current_version, temps.current_snapshot] -%}
-  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, all_temps, post_hooks, target_exists) -%}
+  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, temps.values() | list, post_hooks, target_exists) -%}
   {{ return({'relations': [target_relation] if target_exists else []}) }}
 {% endmaterialization %}
