@@ -183,6 +183,16 @@ def test_compaction_fixes_the_values_of_partial_events_it_keeps(project: CdcProj
     assert project.rows("dim") == sort_rows([(1, "a", "y", 1, 5), (1, "b", "y", 5, 6), (1, "c", "y", 6, None)])
 
 
+def test_new_column_is_ignored(project: CdcProject) -> None:
+    # on_schema_change='ignore': the new column is neither written nor tracked.
+    _dim(project, on_schema_change="ignore")
+    run_batches(project, [(1, "a", "x", "U", 1)])
+    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    run_batches(project, [(1, "b", "x", "U", 2, "01000"), (2, "c", "y", "U", 1, "02000")])
+    assert project.columns("dim") == ["id", "name", "city", "__START_AT", "__END_AT"]
+    assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 2), (1, "b", "x", 2, None), (2, "c", "y", 1, None)])
+
+
 def test_new_column_is_appended_without_new_versions(project: CdcProject) -> None:
     _dim(project)
     run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])

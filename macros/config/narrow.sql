@@ -3,9 +3,10 @@
     columns; the one read stays as it was read. -#}
 
 {% macro narrow_to_target(cfg, ignored_columns) -%}
-  {#- cfg with `ignored_columns` left out of what is written (value_columns, written_columns)
-      and of the partial updates (ignore_null_columns). A copy: nothing changes cfg after it is
-      read, so every stage sees the configuration the run started with. -#}
+  {#- cfg with `ignored_columns` left out of what is written (value_columns, written_columns),
+      of the partial updates (ignore_null_columns) and of SCD2 history (tracked_columns). A
+      copy: nothing changes cfg after it is read, so every stage sees the configuration the run
+      started with. -#}
   {%- set narrowed = {} -%}
   {%- for name, value in cfg.items() -%}
     {%- do narrowed.update({name: value}) -%}
@@ -15,6 +16,7 @@
       'value_columns': kept,
       'written_columns': cfg.key_columns + kept,
       'ignore_null_columns': cfg.ignore_null_columns | reject('in', ignored_columns) | list,
+      'tracked_columns': cfg.tracked_columns | reject('in', ignored_columns) | list,
   }) -%}
   {{ return(narrowed) }}
 {%- endmacro %}
