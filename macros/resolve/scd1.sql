@@ -84,11 +84,13 @@
     case
       when __cdc_was_present and not __cdc_present then 'delete'
       when __cdc_present and not __cdc_was_present then 'insert'
-      {%- for column in arg_dict.cfg.value_columns %}
-      {%- if loop.first %}
-      when __cdc_present and ({% endif %}{{ auto_cdc.comparable(arg_dict.cfg, column) }} is distinct from {{ auto_cdc.compared(arg_dict.cfg, column, '__cdc_current_value_' ~ loop.index) }}
-      {%- if loop.last %}) then 'update'{% else %} or{% endif %}
-      {%- endfor %}
+      {%- if arg_dict.cfg.value_columns %}
+      when __cdc_present and (
+        {%- for column in arg_dict.cfg.value_columns %}
+        {{ 'or ' if not loop.first }}{{ auto_cdc.comparable(arg_dict.cfg, column) }} is distinct from {{ auto_cdc.compared(arg_dict.cfg, column, '__cdc_current_value_' ~ loop.index) }}
+        {%- endfor %}
+      ) then 'update'
+      {%- endif %}
       else 'none'
     end as __cdc_action
   from final
