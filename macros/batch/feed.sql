@@ -2,6 +2,18 @@
     run's batch: the events above the checkpoint with their kind (`__cdc_op`), sequence parts
     (`__cdc_seq*`), system sequence and, for partial updates, the columns they write. -#}
 
+{% macro read_batch(cfg, sql, temps, previous, source, empty_run) -%}
+  {#- The batch temp table: the model query's events above the checkpoint, or (a model with
+      flows) each flow's own (batch/flows.sql). `--empty` reads none. -#}
+  {%- if cfg.flows -%}
+    {%- do auto_cdc.fill_flows_batch(cfg, temps, previous, empty_run) -%}
+  {%- else -%}
+    {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, previous, source.columns) -%}
+    {%- do auto_cdc.fill_temp_table(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter), cfg.key_columns + ['__cdc_op']) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
 {% macro checkpoint_filter(cfg, previous, source_columns) -%}
   {#- Only rows strictly above the highest checkpoint value already applied, and rows with no
       checkpoint value at all (a data error that validate_batch reports, instead of skipping
@@ -13,8 +25,13 @@
   {%- endif -%}
   {%- set data_type = (source_columns | selectattr('name', 'equalto', cfg.checkpoint_column) | first).data_type -%}
   {%- set column = 'src.' ~ auto_cdc.quote_identifier(cfg.checkpoint_column) -%}
-  {{ return('(' ~ column ~ ' > cast(' ~ auto_cdc.string_literal(previous.checkpoint_value) ~ ' as ' ~ data_type ~ ') or '
-            ~ column ~ ' is null)') }}
+  {{ return('(' ~ auto_cdc.above_checkpoint_sql(column, data_type, previous.checkpoint_value) ~ ' or ' ~ column ~ ' is null)') }}
+{%- endmacro %}
+
+
+{% macro above_checkpoint_sql(expr, data_type, value) -%}
+  {#- `expr` above a checkpoint recorded as text, compared in the column's own type. -#}
+  {{ return(expr ~ ' > cast(' ~ auto_cdc.string_literal(value) ~ ' as ' ~ data_type ~ ')') }}
 {%- endmacro %}
 {% macro batch_sql(cfg, sql, checkpoint_filter=none) -%}
   {{ return(adapter.dispatch('batch_sql', 'auto_cdc')(cfg, sql, checkpoint_filter)) }}

@@ -2,12 +2,14 @@
     the model query's columns. Out: `cfg`, the validated, resolved settings every later stage
     reads and none changes. Every problem is collected and raised once, before anything is written. -#}
 
-{% macro read_cdc_config(source, seq_type, versions=none) -%}
+{% macro read_cdc_config(source, seq_type, versions=none, flows=[]) -%}
   {#- Returns the validated settings of an `auto_cdc` model as a dict (see README, "Configuration").
       `source`: the model query's columns, from query_columns(). `seq_type`: the composite type of
       the sequence (state_relations().seq_type). `versions`: for auto_cdc_from_snapshot, its
       snapshot_version_source(); the snapshot version is then the sequence, and the configs that
-      shape events are not allowed. The helpers run in this order so errors are listed in it. -#}
+      shape events are not allowed. `flows`: an auto_cdc model's flows (model_flows, with their
+      columns from flows_source; `source` is then theirs together). The helpers run in this
+      order so errors are listed in it. -#}
   {%- set errors = [] -%}
   {%- set snapshot = versions is not none -%}
   {%- set source_columns = source.names -%}
@@ -27,6 +29,7 @@
   {%- set partial = auto_cdc._read_partial(fields, values, columns.value_columns, ctu_column, source_columns, errors) -%}
   {%- set tracked = auto_cdc._read_tracked(values, columns.value_columns, sequence.columns + [system.column], source_columns, errors) -%}
   {%- set checkpoint_column = auto_cdc._resolve_one('checkpoint_column', values.checkpoint_column, source_columns, errors) -%}
+  {%- set flows = auto_cdc._read_flows(flows, values, scd_type, keys, sequence, columns, ctu_column, checkpoint_column, errors) if flows else [] -%}
   {%- for name in ['tombstone_retention', 'max_delete_fraction', 'on_schema_change'] -%}
     {%- do auto_cdc._check_field(fields[name], values[name], errors) -%}
   {%- endfor -%}
@@ -55,7 +58,8 @@
       'tracked_columns': tracked,
       'columns_to_update': ctu_column,
       'partial': partial.partial,
-      'checkpoint_column': checkpoint_column,
+      'checkpoint_column': none if flows else checkpoint_column,
+      'flows': flows,
       'tombstone_retention': values.tombstone_retention,
       'on_schema_change': values.on_schema_change,
       'snapshot': snapshot,

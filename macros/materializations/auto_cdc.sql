@@ -12,9 +12,10 @@
   {%- do auto_cdc.lock_target(target_relation) -%}
   {%- do auto_cdc.prepare_session() -%}
 
-  {#- 1. Configuration, read against the model query's columns. -#}
-  {%- set source = auto_cdc.query_columns(sql, temps.probe) -%}
-  {%- set cfg = auto_cdc.read_cdc_config(source, state.seq_type) -%}
+  {#- 1. Configuration, read against the model query's columns (a model with flows: theirs). -#}
+  {%- set flows = auto_cdc.model_flows(sql) -%}
+  {%- set source = auto_cdc.flows_source(flows, temps.probe) if flows else auto_cdc.query_columns(sql, temps.probe) -%}
+  {%- set cfg = auto_cdc.read_cdc_config(source, state.seq_type, flows=flows) -%}
   {%- do auto_cdc.check_expressions(cfg, sql) -%}
 
   {#- 2. Create, rebuild or apply? The model's tables exist together or not at all (looked up
@@ -27,9 +28,8 @@
   {%- do auto_cdc.check_config_drift(cfg.state_config, previous) -%}
 
   {#- 3. Batch: this run's events, read once. 4. Validation: bad data fails before any write. -#}
-  {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, previous, source.columns) -%}
-  {%- do auto_cdc.fill_temp_table(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter), cfg.key_columns + ['__cdc_op']) -%}
-  {%- set shape = auto_cdc.validate_batch(cfg, temps.batch) -%}
+  {%- do auto_cdc.read_batch(cfg, sql, temps, previous, source, empty_run) -%}
+  {%- set shape = auto_cdc.validate_batch(cfg, temps.batch, previous) -%}
   {%- set batch_columns = adapter.get_columns_in_relation(temps.batch) -%}
   {%- do auto_cdc.warn_text_sequence(cfg, batch_columns) -%}
   {%- do auto_cdc.enforce_contract(cfg, temps.batch) -%}
@@ -53,7 +53,7 @@
     {%- set metrics = auto_cdc.apply_changes({
         'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
         'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-        'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape,
+        'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows,
         'previous_checkpoint': previous.checkpoint_value if previous and previous.checkpoint_column == cfg.checkpoint_column else none,
     }) -%}
     {%- do auto_cdc.report(metrics) -%}

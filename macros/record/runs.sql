@@ -21,7 +21,7 @@
   {%- set runs = arg_dict.runs -%}
   {%- set checkpoint = cfg.checkpoint_column -%}
   insert into {{ runs }} (run_id, invocation_id, applied_at, full_refresh, num_events, num_upserted_rows, num_deleted_rows,
-                          checkpoint_column, checkpoint_value, {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }}, config)
+                          checkpoint_column, checkpoint_value, {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }}, config, flows)
   with {{ auto_cdc.watermark_ctes(cfg, arg_dict.batch, runs) }}
   select
     (select coalesce(max(run_id), 0) + 1 from {{ runs }}),
@@ -41,7 +41,8 @@
     null, null,
     {%- endif %}
     {{ auto_cdc.seq_names('__cdc_watermark', n) | join(', ') }},
-    {{ auto_cdc.string_literal(tojson(cfg.state_config)) }}
+    {{ auto_cdc.string_literal(tojson(cfg.state_config)) }},
+    {{ auto_cdc.string_literal(tojson(arg_dict.flows)) if arg_dict.flows else 'null' }}
   from watermark
 {%- endmacro %}
 

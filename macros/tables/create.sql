@@ -42,7 +42,8 @@
 
 {% macro runs_columns_sql(cfg) -%}
   {#- The run history: one row per applied run, with the table-wide facts (checkpoint, truncate
-      watermark) and the configuration it ran with. -#}
+      watermark), the configuration it ran with and, for a model with flows, each flow's own
+      checkpoint (JSON). -#}
   cast(0 as {{ dbt.type_bigint() }}) as run_id,
   cast(null as {{ dbt.type_string() }}) as invocation_id,
   {{ dbt.current_timestamp() }} as applied_at,
@@ -53,7 +54,8 @@
   cast(null as {{ dbt.type_string() }}) as checkpoint_column,
   cast(null as {{ dbt.type_string() }}) as checkpoint_value,
   {{ auto_cdc.seq_select('__cdc_seq', 'truncate_seq', cfg.seq_parts) }},
-  cast(null as {{ dbt.type_string() }}) as config
+  cast(null as {{ dbt.type_string() }}) as config,
+  cast(null as {{ dbt.type_string() }}) as flows
 {%- endmacro %}
 
 

@@ -4,9 +4,13 @@
     the stored SCD2 events know of. -#}
 
 {% macro evolve_run_history(runs_relation, previous) -%}
-  {#- A run history written before runs recorded their configuration gains the column. -#}
-  {%- if previous is not none and not previous.has_config_column -%}
-    {%- do auto_cdc.run_statements(auto_cdc.add_columns(runs_relation, [{'name': 'config', 'data_type': dbt.type_string()}])) -%}
+  {#- A run history written before runs recorded their configuration (or flows) gains the column. -#}
+  {%- set missing = [] -%}
+  {%- for name in ['config', 'flows'] if previous is not none and not previous['has_' ~ name ~ '_column'] -%}
+    {%- do missing.append({'name': name, 'data_type': dbt.type_string()}) -%}
+  {%- endfor -%}
+  {%- if missing -%}
+    {%- do auto_cdc.run_statements(auto_cdc.add_columns(runs_relation, missing)) -%}
   {%- endif -%}
 {%- endmacro %}
 

@@ -2,8 +2,10 @@
     Database Error naming the bad rows (NULL keys, sequences or checkpoints, conflicting
     duplicates) before anything is written; a warning for a sequence that orders as text. -#}
 
-{% macro validate_batch(cfg, batch_relation) -%}
-  {#- Bad data fails the run before anything is written. Returns the batch's shape. -#}
+{% macro validate_batch(cfg, batch_relation, previous=none) -%}
+  {#- Bad data fails the run before anything is written. Returns the batch's shape (and, for a
+      model with flows, what the run records of each). -#}
+  {%- set flows = auto_cdc.flow_records(cfg, batch_relation, previous) if cfg.flows else {} -%}
   {%- set keys = cfg.key_columns -%}
   {%- set seq_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   {%- set checks -%}
@@ -47,7 +49,7 @@
     {%- do errors.extend(auto_cdc.conflicting_events(cfg, batch_relation)) -%}
   {%- endif -%}
   {%- do auto_cdc.raise_bad_data(cfg.model_name, errors) -%}
-  {{ return({'n_events': row['n_events'], 'n_truncates': row['n_truncates']}) }}
+  {{ return({'n_events': row['n_events'], 'n_truncates': row['n_truncates'], 'flows': flows}) }}
 {%- endmacro %}
 
 

@@ -1,0 +1,122 @@
+{#- Stage 3, batch (auto_cdc with flows). In: `cfg` (its flows), what the last run recorded of
+    each flow, and each flow's sequence type. Out: the run's batch in one temp table, as for a
+    model with one query plus `__cdc_flow`: each change feed's events above its own checkpoint,
+    and a snapshot flow's new versions, each as a truncate at the version (every key not in it
+    is deleted then) followed by an upsert of each of its rows at the version. -#}
+
+{% macro fill_flows_batch(cfg, temps, previous, empty_run) -%}
+  {#- The batch's columns are those of every flow (a flow's missing ones stay NULL), typed by
+      the first flow that has them; then each flow's rows are inserted by name. -#}
+  {%- set sequence_types = auto_cdc.flow_sequence_types(cfg, temps.probe) -%}
+  {%- set batch = temps.batch -%}
+  {%- set read_before = previous.flows if previous else {} -%}
+  {%- set statements = [auto_cdc.create_temp_table(batch, auto_cdc.flows_batch_shape_sql(cfg))] -%}
+  {%- for flow in cfg.flows -%}
+    {%- set filter = auto_cdc.flow_filter(flow, read_before.get(flow.name), sequence_types[flow.name][0], empty_run) -%}
+    {%- if filter != 'false' -%}
+      {%- do statements.append(auto_cdc.insert_flow_rows_sql(cfg, flow, batch, filter)) -%}
+      {%- if flow.kind == 'snapshot' -%}
+        {%- do statements.append(auto_cdc.insert_snapshot_truncates_sql(cfg, flow, batch, filter)) -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- do auto_cdc.run_statements(statements) -%}
+  {%- do auto_cdc.analyze(batch, cfg.key_columns + ['__cdc_op']) -%}
+{%- endmacro %}
+
+
+{% macro flow_filter(flow, recorded, sequence_type, empty_run) -%}
+  {#- Which of a flow's rows this run reads: 'false' (none: `--empty`, or a `once` flow already
+      read), none (all: first run, full refresh, a flow new to the model), or the rows above
+      its checkpoint (a change feed: NULL checkpoints too, which validation reports; a
+      snapshot flow: the versions above the last one read: an older one is already overruled
+      by it, since a snapshot deletes every key older than its version that it lacks). -#}
+  {%- if empty_run or (flow.once and recorded is not none) -%}
+    {{ return('false') }}
+  {%- elif recorded is none or recorded.checkpoint_value is none -%}
+    {{ return(none) }}
+  {%- elif flow.kind == 'snapshot' -%}
+    {{ return(auto_cdc.above_checkpoint_sql('(' ~ flow.version ~ ')', sequence_type, recorded.checkpoint_value)) }}
+  {%- elif flow.checkpoint_column and recorded.checkpoint_column == flow.checkpoint_column | lower -%}
+    {%- set column = 'src.' ~ auto_cdc.quote_identifier(flow.checkpoint_column) -%}
+    {{ return('(' ~ auto_cdc.above_checkpoint_sql(column, flow.checkpoint_type, recorded.checkpoint_value) ~ ' or ' ~ column ~ ' is null)') }}
+  {%- endif -%}
+  {{ return(none) }}
+{%- endmacro %}
+
+
+{% macro flows_batch_shape_sql(cfg) -%}
+  {#- No rows: each column of the flows together, typed by the first flow that has it, then the
+      event columns. -#}
+  {%- set owner = {} -%}
+  {%- for flow in cfg.flows -%}
+    {%- set flow_index = loop.index0 -%}
+    {%- for column in flow.columns if column | lower not in owner -%}{%- do owner.update({column | lower: flow_index}) -%}{%- endfor -%}
+  {%- endfor -%}
+  select
+    {%- for column in cfg.source_columns %}
+    f{{ owner[column | lower] }}.{{ auto_cdc.quote_identifier(auto_cdc.flow_column(cfg.flows[owner[column | lower]].columns, column)) }} as {{ auto_cdc.quote_identifier(column) }},
+    {%- endfor %}
+    {{ auto_cdc.flow_event_columns(cfg) | map('replace', '__cdc_', 'f0.__cdc_') | join(', ') }}
+  from
+  {%- for flow in cfg.flows %}
+  {{ 'cross join' if not loop.first }} ({{ auto_cdc.flow_events_sql(cfg, flow, 'false') }}) as f{{ loop.index0 }}
+  {%- endfor %}
+{%- endmacro %}
+
+
+{% macro flow_event_columns(cfg) -%}
+  {#- What the batch adds to a flow's columns (batch_sql's columns), and the flow's name. -#}
+  {{ return(['__cdc_op'] + auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) + (['__cdc_sys'] if cfg.system_expr else [])
+            + (['__cdc_ctu'] if cfg.columns_to_update else []) + ['__cdc_flow']) }}
+{%- endmacro %}
+
+
+{% macro flow_column(names, column) -%}
+  {#- `column` as `names` spell it (names match case-insensitively, like keys across flows). -#}
+  {%- for name in names if name | lower == column | lower -%}{{ return(name) }}{%- endfor -%}
+  {{ return(none) }}
+{%- endmacro %}
+
+
+{% macro flow_events_sql(cfg, flow, filter) -%}
+  {#- A flow's rows as events, in the flow's own columns plus the event columns. A change feed
+      is classified and ordered as a model with one query would be (batch_sql); a snapshot
+      flow's rows are upserts at their version (writing every column). -#}
+  {%- if flow.kind == 'cdc' -%}
+    select *, {{ auto_cdc.string_literal(flow.name) }} as __cdc_flow
+    from ({{ auto_cdc.batch_sql(cfg, flow.sql, filter) }}) as events
+  {%- else -%}
+    select src.*, 'upsert' as __cdc_op, ({{ flow.version }}) as {{ auto_cdc.seq_names('__cdc_seq', 1)[0] }},
+      {%- if cfg.columns_to_update %} cast(null as {{ dbt.type_string() }}) as __cdc_ctu,{% endif %}
+      {{ auto_cdc.string_literal(flow.name) }} as __cdc_flow
+    from ({{ flow.sql }}) as src
+    {%- if filter %}
+    where {{ filter }}
+    {%- endif %}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro insert_flow_rows_sql(cfg, flow, batch, filter) -%}
+  {#- A flow's events, by name: the columns it lacks stay NULL. -#}
+  {%- set model_names = [] -%}
+  {%- for column in flow.columns -%}
+    {%- do model_names.append(auto_cdc.flow_column(cfg.source_columns, column)) -%}
+  {%- endfor -%}
+  insert into {{ batch }} ({{ auto_cdc.quoted_list(model_names + auto_cdc.flow_event_columns(cfg)) }})
+  select {{ auto_cdc.quoted_list(flow.columns + auto_cdc.flow_event_columns(cfg)) }}
+  from ({{ auto_cdc.flow_events_sql(cfg, flow, filter) }}) as events
+{%- endmacro %}
+
+
+{% macro insert_snapshot_truncates_sql(cfg, flow, batch, filter) -%}
+  {#- Each version read: a truncate at it, applied before its rows (the rule of a truncate and
+      an upsert at one sequence), so the keys it lacks are deleted at its version. -#}
+  insert into {{ batch }} (__cdc_op, {{ auto_cdc.seq_names('__cdc_seq', 1)[0] }}, __cdc_flow)
+  select distinct 'truncate', ({{ flow.version }}), {{ auto_cdc.string_literal(flow.name) }}
+  from ({{ flow.sql }}) as src
+  {%- if filter %}
+  where {{ filter }}
+  {%- endif %}
+{%- endmacro %}

@@ -1,0 +1,159 @@
+{#- Stage 1, configuration: the flows of a model that reads several sources (README, "Flows").
+    In: the compiled model (its auto_cdc.flow() calls), each flow's columns and the resolved
+    configuration. Out: the flows, with the columns they share, checked against every rule of a
+    combined target before anything is read; or [] for a model with one query. -#}
+
+{% macro model_flows(sql) -%}
+  {#- The flows in the compiled model, in order: {name, kind, once, checkpoint_column, version,
+      sql}. A model with flows is its flows and nothing else. -#}
+  {%- set parts = modules.re.split('/[*] auto_cdc[.]flow ([{].*?[}]) [*]/', sql) -%}
+  {%- if parts | length == 1 -%}{{ return([]) }}{%- endif -%}
+  {%- if parts[0] | trim -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "' has SQL before its first auto_cdc.flow(): a model with flows"
+        ~ " is its flows and nothing else (put joins or filters inside a flow, in a call block).") -%}
+  {%- endif -%}
+  {%- set flows = [] -%}
+  {%- for i in range(1, parts | length, 2) -%}
+    {%- set flow = fromjson(parts[i]) -%}
+    {%- do flow.update({'sql': parts[i + 1]}) -%}
+    {%- do flows.append(flow) -%}
+  {%- endfor -%}
+  {{ return(flows) }}
+{%- endmacro %}
+
+
+{% macro flows_source(flows, probe) -%}
+  {#- Each flow's columns (query_columns; no rows are read), and the columns of them all as
+      query_columns gives them for one query: each named as the first flow that has it names it. -#}
+  {%- set union = {'columns': [], 'names': [], 'compared_as_text': {}} -%}
+  {%- set seen = [] -%}
+  {%- for flow in flows -%}
+    {%- set source = auto_cdc.query_columns(flow.sql, probe) -%}
+    {%- do flow.update({'source': source}) -%}
+    {%- for column in source.columns if column.name | lower not in seen -%}
+      {%- do seen.append(column.name | lower) -%}
+      {%- do union.columns.append(column) -%}
+      {%- do union.names.append(column.name) -%}
+    {%- endfor -%}
+    {%- do union.compared_as_text.update(source.compared_as_text) -%}
+  {%- endfor -%}
+  {{ return(union) }}
+{%- endmacro %}
+
+
+{% macro _read_flows(flows, values, scd_type, keys, sequence, columns, ctu_column, checkpoint_column, errors) -%}
+  {#- The rules of several flows into one target, each error naming the flow. Out: the flows,
+      each with `columns` ({name as the model spells it: as the flow spells it}) and its
+      checkpoint column (its own, else the model's `checkpoint_column`) resolved. -#}
+  {%- set names = flows | map(attribute='name') | map('lower') | list -%}
+  {%- for name in names | unique if names | select('equalto', name) | list | length > 1 -%}
+    {%- do errors.append("two flows are named '" ~ name ~ "' (names are matched case-insensitively): give each flow its own name.") -%}
+  {%- endfor -%}
+  {%- set snapshots = flows | selectattr('kind', 'equalto', 'snapshot') | map(attribute='name') | list -%}
+  {%- if snapshots -%}
+    {%- set where = "snapshot flow '" ~ snapshots[0] ~ "'" -%}
+    {%- if snapshots | length > 1 -%}
+      {%- do errors.append("flows " ~ snapshots | join(', ') ~ " are all snapshot flows; a target takes one snapshot flow (plus change feeds).") -%}
+    {%- endif -%}
+    {%- if snapshots | length == flows | length -%}
+      {%- do errors.append(where ~ " has no change feed beside it: a model of snapshots alone is materialized='auto_cdc_from_snapshot'.") -%}
+    {%- endif -%}
+    {%- if scd_type != '1' -%}
+      {%- do errors.append(where ~ ": a snapshot flow combines with change feeds only in stored_as_scd_type=1, not '" ~ scd_type ~ "'.") -%}
+    {%- endif -%}
+    {%- for other in ['ignore_null_updates', 'ignore_null_updates_column_list', 'ignore_null_updates_except_column_list'] if values[other] not in [none, false] -%}
+      {%- do errors.append(where ~ ": `" ~ other ~ "` cannot be used with a snapshot flow (a snapshot row states every column, NULLs included).") -%}
+    {%- endfor -%}
+    {%- if sequence.exprs | length != 1 -%}
+      {%- do errors.append(where ~ ": its version orders it among the change events, so `sequence_by` must be one column or expression, not " ~ sequence.exprs | length ~ ".") -%}
+    {%- endif -%}
+  {%- endif -%}
+
+  {%- set resolved = [] -%}
+  {%- set types = {} -%}
+  {%- for flow in flows -%}
+    {%- set flow_columns = flow.source.names -%}
+    {%- set spelled = {} -%}
+    {%- for column in flow_columns -%}{%- do spelled.update({column | lower: column}) -%}{%- endfor -%}
+    {%- set needed = columns.written_columns + ((sequence.columns + ([ctu_column] if ctu_column else [])) if flow.kind == 'cdc' else []) -%}
+    {%- set missing = [] -%}
+    {%- for column in needed if column | lower not in spelled -%}{%- do missing.append(column) -%}{%- endfor -%}
+    {%- if missing -%}
+      {%- do errors.append("flow '" ~ flow.name ~ "' does not return " ~ missing | join(', ') ~ ", which "
+          ~ ("the target keeps" if flow.kind == 'snapshot' else "the target keeps or a change event needs")
+          ~ ": add it to the flow's query, or (for a column the target should not keep) name it in except_column_list.") -%}
+    {%- endif -%}
+    {%- set checkpoint = none -%}
+    {%- if flow.kind == 'cdc' -%}
+      {%- set checkpoint = flow.checkpoint_column or checkpoint_column -%}
+      {%- if checkpoint and checkpoint | lower not in spelled -%}
+        {%- do errors.append("flow '" ~ flow.name ~ "' has no column '" ~ checkpoint ~ "' to read incrementally by (its checkpoint_column"
+            ~ (" or the model's" if not flow.checkpoint_column else "") ~ "): its columns are " ~ flow_columns | join(', ') ~ ".") -%}
+      {%- endif -%}
+    {%- endif -%}
+    {%- for column in flow.source.columns -%}
+      {%- set name = column.name | lower -%}
+      {%- if name in types and types[name].data_type | lower != column.data_type | lower -%}
+        {%- do errors.append("column '" ~ column.name ~ "' is " ~ types[name].data_type ~ " in flow '" ~ types[name].flow ~ "' but " ~ column.data_type
+            ~ " in flow '" ~ flow.name ~ "': flows into one target must agree on each column's type; cast it in one of them.") -%}
+      {%- elif name not in types -%}
+        {%- do types.update({name: {'data_type': column.data_type, 'flow': flow.name}}) -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- do resolved.append({
+        'name': flow.name, 'kind': flow.kind, 'once': flow.once, 'version': flow.version, 'sql': flow.sql,
+        'columns': flow_columns,
+        'checkpoint_column': spelled.get(checkpoint | lower) if checkpoint else none,
+        'checkpoint_type': (flow.source.columns | selectattr('name', 'equalto', spelled.get(checkpoint | lower)) | map(attribute='data_type') | first) if checkpoint and checkpoint | lower in spelled else none,
+    }) -%}
+  {%- endfor -%}
+  {{ return(resolved) }}
+{%- endmacro %}
+
+
+{% macro flow_sequence_types(cfg, probe) -%}
+  {#- Snapshot versions and change-event sequences form one ordering: every flow's sequence (a
+      snapshot flow's version) must have one type, part by part. Returns {flow: [type per
+      part]}; no rows are read. Runs after check_expressions has compiled each expression. -#}
+  {%- if not cfg.flows -%}{{ return({}) }}{%- endif -%}
+  {%- call statement('auto_cdc_probe') -%}
+    {{ auto_cdc.create_temp_table(probe, auto_cdc.flow_sequences_probe_sql(cfg)) }}
+  {%- endcall -%}
+  {%- set types = {} -%}
+  {%- for column in adapter.get_columns_in_relation(probe) -%}
+    {%- set flow = cfg.flows[column.name.split('__')[3] | int] -%}
+    {%- do types.setdefault(flow.name, []).append(column.data_type) -%}
+  {%- endfor -%}
+  {%- do adapter.drop_relation(probe) -%}
+  {%- set first = cfg.flows[0].name -%}
+  {%- for flow in cfg.flows if types[flow.name] | map('lower') | list != types[first] | map('lower') | list -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ flow.name ~ "' orders its rows by "
+        ~ ("its version" if flow.kind == 'snapshot' else "`sequence_by`") ~ " of type " ~ types[flow.name] | join(', ') ~ ", flow '" ~ first
+        ~ "' by " ~ types[first] | join(', ') ~ "; nothing was written. Snapshot versions and change-event sequences form one ordering,"
+        ~ " so they must have one type: cast them (e.g. version='cast(dump_lsn as bigint)').") -%}
+  {%- endfor -%}
+  {{ return(types) }}
+{%- endmacro %}
+
+
+{% macro flow_sequences_probe_sql(cfg) -%}
+  {#- One empty row set with each flow's sequence parts as columns __cdc__flow__<i>__<part>. -#}
+  select * from
+  {%- for flow in cfg.flows %}
+  {%- set flow_index = loop.index0 %}
+  {{ 'cross join' if not loop.first }} (
+    select
+    {%- for expr in auto_cdc.flow_sequence_exprs(cfg, flow) %}
+      {{ expr }} as __cdc__flow__{{ flow_index }}__{{ loop.index }}{{ ',' if not loop.last }}
+    {%- endfor %}
+    from ({{ flow.sql }}) as src
+    where false
+  ) as flow_{{ loop.index0 }}
+  {%- endfor %}
+{%- endmacro %}
+
+
+{% macro flow_sequence_exprs(cfg, flow) -%}
+  {#- What orders a flow's rows: a snapshot flow's version, else `sequence_by`. -#}
+  {{ return([flow.version] if flow.kind == 'snapshot' else cfg.sequence_exprs) }}
+{%- endmacro %}

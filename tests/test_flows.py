@@ -1,0 +1,146 @@
+"""Several flows into one target (README, "Flows"): a snapshot flow (a dump loaded once, or a
+series of snapshots) plus change feeds into SCD1, several change feeds into SCD1 and SCD2, each
+flow read from its own checkpoint; checked against the reference model on the merged ordering
+domain, in one run and split, and every flow rule violated once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness import CdcProject
+from reference import Event, as_rows, scd1, scd2
+from scenarios import fails, run_count
+
+COLUMNS = ["name", "city"]
+DUMP = {"id": "integer", "name": "varchar", "city": "varchar", "lsn": "integer"}
+FEED = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer", "loaded": "integer"}
+CONFIG: dict[str, Any] = {
+    "keys": ["id"],
+    "sequence_by": "seq",
+    "apply_as_deletes": "op = 'D'",
+    "except_column_list": ["op", "seq", "lsn", "loaded"],
+}
+BACKFILL_MODEL = """
+{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshot', version='lsn', once=true) }}
+{% call auto_cdc.flow('cdc', checkpoint_column='loaded') %}
+  select * from {{ target.schema }}.feed
+{% endcall %}
+"""
+SNAPSHOTS_MODEL = """
+{{ auto_cdc.flow('snapshots', target.schema ~ '.dump', kind='snapshot', version='lsn') }}
+{{ auto_cdc.flow('cdc', target.schema ~ '.feed', checkpoint_column='loaded') }}
+"""
+TWO_FEEDS_MODEL = """
+{{ auto_cdc.flow('eu', target.schema ~ '.feed', checkpoint_column='loaded') }}
+{{ auto_cdc.flow('us', target.schema ~ '.feed_us', checkpoint_column='loaded') }}
+"""
+
+
+def _reference_events(dump: list[tuple[Any, ...]], feed: list[tuple[Any, ...]]) -> list[Event]:
+    """The merged ordering domain: a snapshot at version V truncates at V and upserts its rows at V."""
+    events = [Event(None, version, "truncate") for version in {row[3] for row in dump}]
+    events += [Event(row[0], row[3], "upsert", {"name": row[1], "city": row[2]}) for row in dump]
+    events += [
+        Event(row[0], row[4], "delete" if row[3] == "D" else "upsert", {"name": row[1], "city": row[2]}) for row in feed
+    ]
+    return events
+
+
+def _setup(project: CdcProject, body: str, **extra: Any) -> None:
+    project.create_table("dump", DUMP)
+    project.create_table("feed", FEED)
+    project.create_table("feed_us", FEED)
+    project.model("users", body, **{**CONFIG, **extra})
+
+
+# Dump at version 10; the feed around it (loaded: the batch it arrived in).
+DUMP_ROWS = [(1, "Ana", "Oaxaca", 10), (2, "Ben", "Monterrey", 10), (3, "Cy", "Tijuana", 10)]
+FEED_ROWS = [
+    (1, "Ana", "Old", "U", 5, 1),  # older than the dump: loses to it
+    (2, "Ben", "Cancun", "U", 12, 1),  # newer: wins
+    (4, "Dee", "Merida", "U", 11, 1),  # a key the dump lacks, added after it
+    (3, None, None, "D", 9, 2),  # a late delete older than the dump: ignored
+    (5, "Eve", "Puebla", "U", 8, 2),  # a key older than the dump and not in it: deleted by it
+    (1, None, None, "D", 15, 3),  # a newer delete
+]
+
+
+def test_backfill_then_feed_matches_the_reference_in_any_split(project: CdcProject) -> None:
+    _setup(project, BACKFILL_MODEL)
+    project.insert("dump", DUMP_ROWS)
+    expected = as_rows(scd1(_reference_events(DUMP_ROWS, FEED_ROWS), COLUMNS), COLUMNS)
+    assert expected == [(2, "Ben", "Cancun"), (3, "Cy", "Tijuana"), (4, "Dee", "Merida")]
+
+    # One run over everything.
+    project.insert("feed", FEED_ROWS)
+    project.run("users")
+    assert project.rows("users") == expected
+
+    # Split: the feed arrives in three runs, newest events first, each load stamped later than
+    # the one before (the checkpoint reads each row once).
+    project.execute(f"delete from {project.relation('feed')}")
+    project.run("users", full_refresh=True)
+    for arrival, batch in enumerate((3, 1, 2)):
+        project.insert("feed", [row[:5] + (100 + arrival,) for row in FEED_ROWS if row[5] == batch])
+        project.run("users")
+    assert project.rows("users") == expected
+
+
+def test_once_flow_is_read_once_and_again_after_a_full_refresh(project: CdcProject) -> None:
+    _setup(project, BACKFILL_MODEL)
+    project.insert("dump", DUMP_ROWS)
+    project.run("users")
+    assert [row[0] for row in project.rows("users")] == [1, 2, 3]
+    # A row added to the dump later is not read: the once flow has been read.
+    project.insert("dump", [(9, "Zed", "Leon", 10)])
+    project.insert("feed", [(2, "Ben", "Cancun", "U", 12, 1)])
+    project.run("users")
+    assert project.rows("users") == [(1, "Ana", "Oaxaca"), (2, "Ben", "Cancun"), (3, "Cy", "Tijuana")]
+    # A full refresh runs the once flow again (and the feed from its beginning).
+    project.run("users", full_refresh=True)
+    assert [row[0] for row in project.rows("users")] == [1, 2, 3, 9]
+    assert project.rows("users")[1] == (2, "Ben", "Cancun")
+
+
+def test_later_snapshot_deletes_missing_keys_and_newer_events_restore_them(project: CdcProject) -> None:
+    _setup(project, SNAPSHOTS_MODEL)
+    project.insert("dump", DUMP_ROWS)
+    project.run("users")
+    # Snapshot 20 lacks key 3; an event at 25 brings key 3 back, one at 18 (older) does not bring 1 back.
+    second = [(1, "Ana", "Oaxaca", 20), (2, "Ben", "Monterrey", 20)]
+    project.insert("dump", second)
+    feed = [(3, "Cy", "Reborn", "U", 25, 1), (2, "Ben", "Late", "U", 18, 1)]
+    project.insert("feed", feed)
+    project.run("users")
+    expected = as_rows(scd1(_reference_events(DUMP_ROWS + second, feed), COLUMNS), COLUMNS)
+    assert project.rows("users") == expected == [(1, "Ana", "Oaxaca"), (2, "Ben", "Monterrey"), (3, "Cy", "Reborn")]
+    # No new version, no new event: nothing changes, and the run says so.
+    outcome = project.run("users")
+    assert outcome.metrics("users") == (0, 0)
+    # Catch-up of two versions in one run equals reading them one by one.
+    third = [(2, "Ben", "Monterrey", 30), (4, "Dee", "Merida", 30)]
+    fourth = [(4, "Dee", "Merida", 40)]
+    project.insert("dump", third + fourth)
+    project.run("users")
+    everything = as_rows(scd1(_reference_events(DUMP_ROWS + second + third + fourth, feed), COLUMNS), COLUMNS)
+    assert project.rows("users") == everything == [(4, "Dee", "Merida")]
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_two_feeds_each_from_its_own_checkpoint(project: CdcProject, scd_type: int) -> None:
+    _setup(project, TWO_FEEDS_MODEL, stored_as_scd_type=scd_type, except_column_list=["op", "seq", "loaded"])
+    eu = [(1, "Ana", "Oaxaca", "U", 1, 1), (2, "Ben", "Leon", "U", 3, 1)]
+    us = [(1, "Ana", "Austin", "U", 2, 50), (2, None, None, "D", 4, 50)]
+    project.insert("feed", eu[:1])
+    project.insert("feed_us", us)
+    project.run("users")
+    # The EU feed's next rows have checkpoints below the US feed's: each flow has its own.
+    project.insert("feed", [row[:5] + (2,) for row in eu[1:]] + [(3, "Cy", "Rome", "U", 7, 3)])
+    project.run("users")
+    events = [Event(r[0], r[4], "delete" if r[3] == "D" else "upsert", {"name": r[1], "city": r[2]}) for r in eu + us]
+    events.append(Event(3, 7, "upsert", {"name": "Cy", "city": "Rome"}))
+    expected = as_rows(scd1(events, COLUMNS), COLUMNS) if scd_type == 1 else scd2(events, COLUMNS)
+    assert project.rows("users") == expected
+    assert run_count(project, "users") == 2
