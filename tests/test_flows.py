@@ -83,7 +83,7 @@ def test_backfill_then_feed_matches_the_reference_in_any_split(project: CdcProje
     project.execute(f"delete from {project.relation('feed')}")
     project.run("users", full_refresh=True)
     for arrival, batch in enumerate((3, 1, 2)):
-        project.insert("feed", [row[:5] + (100 + arrival,) for row in FEED_ROWS if row[5] == batch])
+        project.insert("feed", [(*row[:5], 100 + arrival) for row in FEED_ROWS if row[5] == batch])
         project.run("users")
     assert project.rows("users") == expected
 
@@ -137,10 +137,78 @@ def test_two_feeds_each_from_its_own_checkpoint(project: CdcProject, scd_type: i
     project.insert("feed_us", us)
     project.run("users")
     # The EU feed's next rows have checkpoints below the US feed's: each flow has its own.
-    project.insert("feed", [row[:5] + (2,) for row in eu[1:]] + [(3, "Cy", "Rome", "U", 7, 3)])
+    project.insert("feed", [(*row[:5], 2) for row in eu[1:]] + [(3, "Cy", "Rome", "U", 7, 3)])
     project.run("users")
     events = [Event(r[0], r[4], "delete" if r[3] == "D" else "upsert", {"name": r[1], "city": r[2]}) for r in eu + us]
     events.append(Event(3, 7, "upsert", {"name": "Cy", "city": "Rome"}))
     expected = as_rows(scd1(events, COLUMNS), COLUMNS) if scd_type == 1 else scd2(events, COLUMNS)
     assert project.rows("users") == expected
     assert run_count(project, "users") == 2
+
+
+DUMP_FLOW = "{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshot', version='lsn', once=true) }}"
+FEED_FLOW = "{{ auto_cdc.flow('cdc', target.schema ~ '.feed', checkpoint_column='loaded') }}"
+RULES: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
+    # Every rule that needs the configuration, broken at once: all are listed in one error.
+    "configuration": (
+        DUMP_FLOW
+        + "{{ auto_cdc.flow('DUMP', target.schema ~ '.dump', kind='snapshot', version='lsn') }}"
+        + "{% call auto_cdc.flow('narrow', checkpoint_column='stamp') %} select id, name, op, seq, loaded from {{ target.schema }}.feed {% endcall %}"
+        + "{% call auto_cdc.flow('typed') %} select id, name, cast(city as integer) as city, op, seq from {{ target.schema }}.feed {% endcall %}",
+        {"stored_as_scd_type": 2, "ignore_null_updates": True, "sequence_by": ["seq", "loaded"]},
+        (
+            "two flows are named 'dump'",
+            "flows dump, DUMP are all snapshot flows",
+            "combines with change feeds only in stored_as_scd_type=1, not '2'",
+            "`ignore_null_updates` cannot be used with a snapshot flow",
+            "`sequence_by` must be one column or expression, not 2",
+            "flow 'narrow' does not return city, which the target keeps",
+            "flow 'typed' does not return loaded, which the target keeps or a change event needs",
+            "flow 'narrow' has no column 'stamp'",
+            "column 'city' is ",
+            "in flow 'typed': flows into one target must agree on each column's type",
+        ),
+    ),
+    "snapshot_alone": (DUMP_FLOW, {}, ("has no change feed beside it", "auto_cdc_from_snapshot")),
+    "version_type": (
+        "{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshot', version='cast(lsn as varchar)') }}"
+        + FEED_FLOW,
+        {},
+        ("flow 'dump' orders its rows by its version, of type", "flow 'cdc' by `sequence_by`, of type", "must have one type"),
+    ),
+    "arguments": (
+        "{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshots', once='yes') }}",
+        {},
+        ("flow 'dump' has kind='snapshots'", "has once='yes'", "Example: {{ auto_cdc.flow("),
+    ),
+    "sql_outside_flows": ("select 1 as id union all " + FEED_FLOW, {}, ("has SQL before its first auto_cdc.flow()",)),
+    "expression": (
+        DUMP_FLOW
+        + "{% call auto_cdc.flow('cdc') %} select id, name, city, seq from {{ target.schema }}.feed {% endcall %}",
+        {"except_column_list": ["seq", "lsn"]},
+        ("`apply_as_deletes` (op = 'D') cannot be evaluated on the rows of flow 'cdc'",),
+    ),
+    "null_checkpoint": (DUMP_FLOW + FEED_FLOW, {}, ("flow 'cdc': 1 event(s) have a NULL checkpoint column 'loaded'",)),
+    "null_version": (DUMP_FLOW.replace(", once=true", "") + FEED_FLOW, {}, ("flow 'dump': 1 row(s) have a NULL version (lsn)",)),
+}
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_every_flow_rule_fails_before_writing_and_names_the_flow(project: CdcProject, rule: str) -> None:
+    body, config, fragments = RULES[rule]
+    _setup(project, DUMP_FLOW + FEED_FLOW)
+    project.insert("dump", DUMP_ROWS)
+    project.insert("feed", [(2, "Ben", "Cancun", "U", 12, 1)])
+    project.run("users")
+    project.insert(
+        "dump" if rule == "null_version" else "feed",
+        [(7, "Gil", "Colima", None)] if rule == "null_version" else [(7, "Gil", "Colima", "U", 13, None)],
+    )
+    project.model("users", body, **{**CONFIG, **config})
+    fails(project, *fragments, model="users")
+
+
+def test_flows_belong_to_auto_cdc_models(project: CdcProject) -> None:
+    _setup(project, DUMP_FLOW)
+    project.model("users", DUMP_FLOW + FEED_FLOW, materialized="auto_cdc_from_snapshot", keys=["id"])
+    fails(project, "flow 'dump' is in a model materialized as 'auto_cdc_from_snapshot'", model="users")

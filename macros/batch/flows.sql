@@ -28,15 +28,17 @@
 {% macro flow_filter(flow, recorded, sequence_type, empty_run) -%}
   {#- Which of a flow's rows this run reads: 'false' (none: `--empty`, or a `once` flow already
       read), none (all: first run, full refresh, a flow new to the model), or the rows above
-      its checkpoint (a change feed: NULL checkpoints too, which validation reports; a
-      snapshot flow: the versions above the last one read: an older one is already overruled
-      by it, since a snapshot deletes every key older than its version that it lacks). -#}
+      its checkpoint (a change feed), or the versions above the last one read (a snapshot
+      flow: an older version is overruled by it anyway, since a snapshot deletes every key
+      older than its version that it lacks). Rows with no checkpoint or version are read too,
+      so validation reports them instead of skipping them for ever. -#}
   {%- if empty_run or (flow.once and recorded is not none) -%}
     {{ return('false') }}
   {%- elif recorded is none or recorded.checkpoint_value is none -%}
     {{ return(none) }}
-  {%- elif flow.kind == 'snapshot' -%}
-    {{ return(auto_cdc.above_checkpoint_sql('(' ~ flow.version ~ ')', sequence_type, recorded.checkpoint_value)) }}
+  {%- elif flow.kind == 'snapshot' and recorded.kind == 'snapshot' -%}
+    {%- set version = '(' ~ flow.version ~ ')' -%}
+    {{ return('(' ~ auto_cdc.above_checkpoint_sql(version, sequence_type, recorded.checkpoint_value) ~ ' or ' ~ version ~ ' is null)') }}
   {%- elif flow.checkpoint_column and recorded.checkpoint_column == flow.checkpoint_column | lower -%}
     {%- set column = 'src.' ~ auto_cdc.quote_identifier(flow.checkpoint_column) -%}
     {{ return('(' ~ auto_cdc.above_checkpoint_sql(column, flow.checkpoint_type, recorded.checkpoint_value) ~ ' or ' ~ column ~ ' is null)') }}

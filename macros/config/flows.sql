@@ -127,10 +127,11 @@
   {%- do adapter.drop_relation(probe) -%}
   {%- set first = cfg.flows[0].name -%}
   {%- for flow in cfg.flows if types[flow.name] | map('lower') | list != types[first] | map('lower') | list -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ flow.name ~ "' orders its rows by "
-        ~ ("its version" if flow.kind == 'snapshot' else "`sequence_by`") ~ " of type " ~ types[flow.name] | join(', ') ~ ", flow '" ~ first
-        ~ "' by " ~ types[first] | join(', ') ~ "; nothing was written. Snapshot versions and change-event sequences form one ordering,"
-        ~ " so they must have one type: cast them (e.g. version='cast(dump_lsn as bigint)').") -%}
+    {%- set order_by = {'snapshot': 'its version', 'cdc': '`sequence_by`'} -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ first ~ "' orders its rows by " ~ order_by[cfg.flows[0].kind]
+        ~ ", of type " ~ types[first] | join(', ') ~ "; flow '" ~ flow.name ~ "' by " ~ order_by[flow.kind] ~ ", of type " ~ types[flow.name] | join(', ')
+        ~ "; nothing was written. Snapshot versions and change-event sequences form one ordering, so they must have one type: cast"
+        ~ " one of them (e.g. version='cast(dump_lsn as bigint)').") -%}
   {%- endfor -%}
   {{ return(types) }}
 {%- endmacro %}

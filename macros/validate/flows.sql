@@ -16,7 +16,7 @@
     {%- set value = auto_cdc.quote_identifier(flow.checkpoint_column) if flow.kind == 'cdc' and flow.checkpoint_column else (seq if flow.kind == 'snapshot' else none) %}
     {%- if value %},
     cast(max(case when __cdc_flow = {{ auto_cdc.string_literal(flow.name) }} then {{ value }} end) as {{ dbt.type_string() }}) as checkpoint_{{ loop.index }},
-    coalesce(sum(case when __cdc_flow = {{ auto_cdc.string_literal(flow.name) }} and {{ value }} is null then 1 else 0 end), 0) as missing_{{ loop.index }}
+    coalesce(sum(case when __cdc_flow = {{ auto_cdc.string_literal(flow.name) }} and __cdc_op <> 'truncate' and {{ value }} is null then 1 else 0 end), 0) as missing_{{ loop.index }}
     {%- endif %}
     {%- endfor %}
     from {{ batch }}
