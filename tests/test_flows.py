@@ -8,6 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_property import SETTINGS, _cut
 
 from harness import CdcProject
 from reference import Event, as_rows, scd1, scd2
@@ -147,14 +150,17 @@ def test_two_feeds_each_from_its_own_checkpoint(project: CdcProject, scd_type: i
 
 
 DUMP_FLOW = "{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshot', version='lsn', once=true) }}"
+SNAPSHOT_FLOW = "{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshot', version='lsn') }}"
 FEED_FLOW = "{{ auto_cdc.flow('cdc', target.schema ~ '.feed', checkpoint_column='loaded') }}"
 RULES: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
     # Every rule that needs the configuration, broken at once: all are listed in one error.
     "configuration": (
         DUMP_FLOW
         + "{{ auto_cdc.flow('DUMP', target.schema ~ '.dump', kind='snapshot', version='lsn') }}"
-        + "{% call auto_cdc.flow('narrow', checkpoint_column='stamp') %} select id, name, op, seq, loaded from {{ target.schema }}.feed {% endcall %}"
-        + "{% call auto_cdc.flow('typed') %} select id, name, cast(city as integer) as city, op, seq from {{ target.schema }}.feed {% endcall %}",
+        + "{% call auto_cdc.flow('narrow', checkpoint_column='stamp') %}"
+        + " select id, name, op, seq, loaded from {{ target.schema }}.feed {% endcall %}"
+        + "{% call auto_cdc.flow('typed') %}"
+        + " select id, name, cast(city as integer) as city, op, seq from {{ target.schema }}.feed {% endcall %}",
         {"stored_as_scd_type": 2, "ignore_null_updates": True, "sequence_by": ["seq", "loaded"]},
         (
             "two flows are named 'dump'",
@@ -174,7 +180,11 @@ RULES: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
         "{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshot', version='cast(lsn as varchar)') }}"
         + FEED_FLOW,
         {},
-        ("flow 'dump' orders its rows by its version, of type", "flow 'cdc' by `sequence_by`, of type", "must have one type"),
+        (
+            "flow 'dump' orders its rows by its version, of type",
+            "flow 'cdc' by `sequence_by`, of type",
+            "must have one type",
+        ),
     ),
     "arguments": (
         "{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshots', once='yes') }}",
@@ -189,7 +199,11 @@ RULES: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
         ("`apply_as_deletes` (op = 'D') cannot be evaluated on the rows of flow 'cdc'",),
     ),
     "null_checkpoint": (DUMP_FLOW + FEED_FLOW, {}, ("flow 'cdc': 1 event(s) have a NULL checkpoint column 'loaded'",)),
-    "null_version": (DUMP_FLOW.replace(", once=true", "") + FEED_FLOW, {}, ("flow 'dump': 1 row(s) have a NULL version (lsn)",)),
+    "null_version": (
+        DUMP_FLOW.replace(", once=true", "") + FEED_FLOW,
+        {},
+        ("flow 'dump': 1 row(s) have a NULL version (lsn)",),
+    ),
 }
 
 
@@ -212,3 +226,85 @@ def test_flows_belong_to_auto_cdc_models(project: CdcProject) -> None:
     _setup(project, DUMP_FLOW)
     project.model("users", DUMP_FLOW + FEED_FLOW, materialized="auto_cdc_from_snapshot", keys=["id"])
     fails(project, "flow 'dump' is in a model materialized as 'auto_cdc_from_snapshot'", model="users")
+
+
+@st.composite
+def flow_deliveries(draw: st.DrawFn, with_snapshots: bool) -> tuple[list[Event], list[list[tuple[str, Any]]]]:
+    """(every event of the merged ordering domain, the runs: each a list of (table, row) to load
+    before it). Change events (odd sequences) go to the EU or US feed; snapshots (even versions,
+    each a random subset of the keys) to the dump. Deliveries arrive in a random order and are
+    cut into 1 to 4 runs; loads are stamped with their run, so each feed's checkpoint grows."""
+    deliveries: list[list[tuple[str, Any]]] = []
+    events: list[Event] = []
+    used: set[tuple[int, int]] = set()
+    for _ in range(draw(st.integers(1, 10))):
+        key, seq = draw(st.integers(1, 3)), 2 * draw(st.integers(0, 5)) + 1
+        if (key, seq) in used:
+            continue
+        used.add((key, seq))
+        op = draw(st.sampled_from("UUD"))
+        name, city = draw(st.sampled_from([None, "a", "b"])), draw(st.sampled_from([None, "x", "y"]))
+        events.append(Event(key, seq, "delete" if op == "D" else "upsert", {"name": name, "city": city}))
+        deliveries.append([(draw(st.sampled_from(["feed", "feed_us"])), (key, name, city, op, seq))])
+    versions = draw(st.lists(st.integers(1, 5), min_size=1, max_size=3, unique=True)) if with_snapshots else []
+    for version in (2 * v for v in versions):
+        # Each snapshot lacks at least one key, which it deletes at its version.
+        keys = draw(st.sets(st.integers(1, 3), min_size=1, max_size=2))
+        rows = [(key, draw(st.sampled_from(["a", "b"])), "s") for key in sorted(keys)]
+        events.append(Event(None, version, "truncate"))
+        events += [Event(key, version, "upsert", {"name": name, "city": city}) for key, name, city in rows]
+        deliveries.append([("dump", (*row, version)) for row in rows])
+    batches = _cut(draw, draw(st.permutations(deliveries)), max_runs=4)
+    return events, [[load for delivery in batch for load in delivery] for batch in batches]
+    return events, batches
+
+
+PROPERTY_MODELS = {
+    "scd1_snapshot_and_two_feeds": (
+        SNAPSHOT_FLOW + TWO_FEEDS_MODEL,
+        {"stored_as_scd_type": 1},
+    ),
+    "scd2_two_feeds": (TWO_FEEDS_MODEL, {"stored_as_scd_type": 2, "except_column_list": ["op", "seq", "loaded"]}),
+}
+
+
+@pytest.mark.parametrize("case", PROPERTY_MODELS)
+@SETTINGS
+@given(data=st.data())
+def test_flows_in_any_split_match_the_reference_on_the_union(
+    module_project: CdcProject, case: str, data: st.DataObject
+) -> None:
+    body, config = PROPERTY_MODELS[case]
+    scd_type = config["stored_as_scd_type"]
+    events, batches = data.draw(flow_deliveries(with_snapshots=scd_type == 1))
+    module_project.drop_model_tables("users")
+    _setup(module_project, body, **config)
+    for run, batch in enumerate(batches):
+        for table in ("feed", "feed_us", "dump"):
+            rows = [row for target, row in batch if target == table]
+            module_project.insert(table, rows if table == "dump" else [(*row, run) for row in rows])
+        module_project.run("users")
+    expected = as_rows(scd1(events, COLUMNS), COLUMNS) if scd_type == 1 else scd2(events, COLUMNS)
+    assert module_project.rows("users") == expected
+
+
+def test_adding_a_flow_reads_it_from_its_beginning_and_removing_one_keeps_its_rows(project: CdcProject) -> None:
+    _setup(project, FEED_FLOW, except_column_list=["op", "seq", "loaded"])
+    project.insert("feed", [(1, "Ana", "Oaxaca", "U", 1, 5)])
+    project.insert("feed_us", [(2, "Ben", "Austin", "U", 1, 1)])
+    project.run("users")
+    # `--empty` reads no flow and changes nothing that exists.
+    before = project.snapshot(*project.cdc_tables("users"))
+    project.model(
+        "users", TWO_FEEDS_MODEL.replace("'eu'", "'cdc'"), **{**CONFIG, "except_column_list": ["op", "seq", "loaded"]}
+    )
+    assert project.dbt("run", "--select", "users", "--empty").success
+    assert project.snapshot(*project.cdc_tables("users")) == before
+    # The new flow is read from its beginning, though its checkpoints are below the other's.
+    project.run("users")
+    assert project.rows("users") == [(1, "Ana", "Oaxaca"), (2, "Ben", "Austin")]
+    # Removed again: what it wrote stays; the remaining flow keeps its checkpoint.
+    project.model("users", FEED_FLOW, **{**CONFIG, "except_column_list": ["op", "seq", "loaded"]})
+    project.insert("feed", [(1, "Ana", "Old", "U", 0, 4), (3, "Cy", "Rome", "U", 1, 6)])
+    project.run("users")
+    assert project.rows("users") == [(1, "Ana", "Oaxaca"), (2, "Ben", "Austin"), (3, "Cy", "Rome")]
