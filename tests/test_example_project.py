@@ -63,6 +63,7 @@ def test_example_project_builds_and_passes_its_tests(example_env: str, tmp_path:
     statuses = {r.node.name: str(r.status) for r in results}
     assert statuses["users_matches_spec"] == "pass"
     assert statuses["users_truncated_matches_spec"] == "pass"
+    assert statuses["users_backfilled_matches_spec"] == "pass"
     assert statuses["users_from_snapshots_matches_spec"] == "pass"
     assert statuses["users_from_snapshots_current_matches_spec"] == "pass"
     assert statuses["users_by_version_query_matches_spec"] == "pass"
