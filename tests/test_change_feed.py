@@ -24,8 +24,10 @@ from scenarios import (
     SNAPSHOT_B,
     TRUNCATING_CONFIG,
     built_snapshots,
+    fails,
     load_snapshot,
 )
+from spec_data import COMPANY_COLUMNS, COMPANY_CONFIG, COMPANY_EVENTS, SPEC_7_6
 
 FEED = {"change_feed": True}
 CONSUMER = (
@@ -141,12 +143,14 @@ def test_empty_run_writes_no_change(project: CdcProject) -> None:
     assert project.snapshot(*project.cdc_tables("dim")) == before
 
 
-def test_turned_on_later_records_from_that_run_and_turned_off_keeps_the_table(project: CdcProject) -> None:
+def test_turned_on_later_records_from_that_run_off_keeps_the_table_orphan_fails(project: CdcProject) -> None:
     project.create_table("events", EVENTS)
     project.model("dim", MODEL, **CONFIG)
     project.replace_rows("events", [(1, "a", "U", 1), (2, "b", "U", 1)])
     project.run("dim")
     assert not project.exists(derived_name("dim", "__cdc_changes"))
+    project.write("models/consumer.sql", CONSUMER)
+    assert "configure 'dim' with change_feed=true" in project.run("consumer", expect_success=False).error
     project.model("dim", MODEL, **CONFIG, **FEED)
     project.replace_rows("events", [(1, "a2", "U", 2)])
     # A change feed that did not see every change skips a run id, so no consumer mistakes it for complete.
@@ -156,6 +160,12 @@ def test_turned_on_later_records_from_that_run_and_turned_off_keeps_the_table(pr
     project.replace_rows("events", [(2, None, "D", 2)])
     project.run("dim")
     assert len(_changes(project, "dim")) == 2
+    # The target and its state gone but the change feed left: a new target would be recorded as
+    # inserts on top of what consumers hold, so the run fails.
+    project.model("dim", MODEL, **CONFIG, **FEED)
+    for table in project.cdc_tables("dim")[:3]:
+        project.execute(f"drop table {project.relation(table)}")
+    fails(project, "its change feed", "exists")
 
 
 def test_a_new_source_column_is_added_to_the_change_feed(project: CdcProject) -> None:
@@ -212,3 +222,13 @@ def test_snapshots_record_their_changes(project: CdcProject) -> None:
     load_snapshot(project, 2, SNAPSHOT_B, replace=True)
     _run_and_check(project, "users")
     assert _replay_all(project, "users") == Counter(project.rows("users"))
+
+
+def test_bitemporal_changes_replay_spec_7_6_in_four_runs(project: CdcProject) -> None:
+    project.create_table("events", COMPANY_COLUMNS)
+    project.model("companies", MODEL, **COMPANY_CONFIG, **FEED)
+    for event in COMPANY_EVENTS:
+        project.replace_rows("events", [event])
+        _run_and_check(project, "companies")
+    assert project.rows("companies") == SPEC_7_6
+    assert _replay_all(project, "companies") == Counter(SPEC_7_6)

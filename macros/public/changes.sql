@@ -13,6 +13,10 @@
       Columns: the target's, then `_change_type` (insert, update_preimage, update_postimage,
       delete), `_run_id`, `_committed_at`. -#}
   {%- set feed = auto_cdc.change_feed_relation(model_relation) -%}
+  {%- if execute and auto_cdc.existing_relations([feed])[0] is none -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc.changes: model '" ~ model.name ~ "' reads the change feed of '" ~ model_relation.identifier
+        ~ "', but " ~ feed ~ " does not exist: configure '" ~ model_relation.identifier ~ "' with change_feed=true and run it first.") -%}
+  {%- endif -%}
   {%- set since = since_run_id -%}
   {%- if since is none and execute and is_incremental() -%}
     {%- set since = run_query(auto_cdc.consumed_run_id_sql(this, run_id_column)).rows[0][0] | int -%}

@@ -30,7 +30,7 @@
   {#- A change feed that missed changes (dropped, or off in the last run) skips one run id: a
       consumer that read it before then sees a run it cannot account for and fails (changes()). -#}
   {%- set was_off = previous is not none and previous.config is not none and previous.config.get('change_feed') is sameas false -%}
-  {%- set missed = (found is none and mode == 'apply') or (found is not none and was_off) -%}
+  {%- set missed = (found is none and mode != 'create' and existing[0] is not none) or (found is not none and was_off) -%}
   {%- if missed and found is none -%}
     {%- do auto_cdc._warn_change_feed_starts(relation, target) -%}
   {%- elif missed -%}
