@@ -232,3 +232,11 @@ def test_bitemporal_changes_replay_spec_7_6_in_four_runs(project: CdcProject) ->
         _run_and_check(project, "companies")
     assert project.rows("companies") == SPEC_7_6
     assert _replay_all(project, "companies") == Counter(SPEC_7_6)
+
+
+def test_change_feed_config_errors(project: CdcProject) -> None:
+    project.create_table("events", {**EVENTS, "_run_id": "integer"})
+    project.model("dim", MODEL, **CONFIG, change_feed="yes", change_feed_retention=0)
+    fails(project, "`change_feed` must be true or false", "`change_feed_retention` must be a whole number")
+    project.model("dim", MODEL, **CONFIG, **FEED)
+    fails(project, "a column named '_run_id', which `change_feed` adds")
