@@ -6,8 +6,9 @@
 {% macro config_fields() -%}
   {#- Every config the two materializations read, written once (README, "Configuration
       reference"): {name: {'type', 'default', 'for': 'both' | 'auto_cdc' | 'snapshot', ...}}.
+      'auto_cdc': only auto_cdc reads it (it shapes events, which snapshot comparison derives).
       The order is kept: typo hints try names in it, and snapshot models reject the auto_cdc-only
-      configs in it ('auto_cdc': the configs that shape events, which snapshot comparison derives). `message` is the error of a value the type rejects ('{value}': the value);
+      configs in it. `message` is the error of a value the type rejects ('{value}': the value);
       `checked_on_both` is read and checked on the materialization that rejects it too, so a
       misplaced config still gets its own message; `only_if_set`: dbt gives every model a value,
       only one the user set counts; `as_text`: 1 and '1' are the same. Use field['for']: `for` is
