@@ -235,7 +235,8 @@ class CdcProject:
         return {table: self.rows(table) for table in tables if self.exists(table)}
 
     def cdc_tables(self, model: str) -> tuple[str, ...]:
-        return (model, *(derived_name(model, suffix) for suffix in ("__cdc_state", "__cdc_runs", "__cdc_versions")))
+        suffixes = ("__cdc_state", "__cdc_runs", "__cdc_versions", "__cdc_changes")
+        return (model, *(derived_name(model, suffix) for suffix in suffixes))
 
     def recorded_runs(self, model: str, invocation_id: str) -> list[tuple[Any, ...]]:
         """(num_upserted_rows, num_deleted_rows) of the model's run history rows of one invocation."""

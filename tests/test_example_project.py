@@ -1,6 +1,7 @@
 """The example project (integration_tests/) builds with `dbt build` on both adapters: seeds,
 the SPEC 7.1-7.6 models, and the dbt tests that compare them with the SPEC tables (the dated
-files and the Python snapshot function on DuckDB). A second run applies no change. A
+files and the Python snapshot function on DuckDB); an incremental aggregate over a change feed,
+consumed in two runs, equals the aggregate of the table. A second run applies no change. A
 `dbt build --empty` before and after (the schema-only dry run of CI jobs) passes and changes
 nothing."""
 
@@ -59,6 +60,9 @@ def _dbt(adapter: str, tmp: Path, *args: str) -> list:
 def test_example_project_builds_and_passes_its_tests(example_env: str, tmp_path: Path) -> None:
     _dbt(example_env, tmp_path, "deps")
     _dbt(example_env, tmp_path, "build", "--empty")  # a fresh schema: every model's tables are created empty
+    # The change feed consumed in two runs: users_per_city stays equal to the aggregate of users_tracked.
+    first = _dbt(example_env, tmp_path, "build", "--select", "+users_tracked+", "--vars", "{users_up_to_sequence: 2}")
+    assert {r.node.name: str(r.status) for r in first}["users_per_city_matches_users_tracked"] == "pass"
     results = _dbt(example_env, tmp_path, "build")
     statuses = {r.node.name: str(r.status) for r in results}
     assert statuses["users_matches_spec"] == "pass"
@@ -69,6 +73,7 @@ def test_example_project_builds_and_passes_its_tests(example_env: str, tmp_path:
     assert statuses["users_by_version_query_matches_spec"] == "pass"
     assert statuses["company_history_matches_spec"] == "pass"
     assert statuses["company_believed_at_1222_is_xfv1"] == "pass"
+    assert statuses["users_per_city_matches_users_tracked"] == "pass"
     if example_env == "duckdb":
         assert statuses["users_from_files_matches_spec"] == "pass"
         assert statuses["users_from_snapshot_function_matches_spec"] == "pass"

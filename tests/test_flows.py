@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_change_feed import _run_and_check
 from test_property import SETTINGS, _cut
 
 from harness import CdcProject
@@ -308,3 +309,14 @@ def test_adding_a_flow_reads_it_from_its_beginning_and_removing_one_keeps_its_ro
     project.insert("feed", [(1, "Ana", "Old", "U", 0, 4), (3, "Cy", "Rome", "U", 1, 6)])
     project.run("users")
     assert project.rows("users") == [(1, "Ana", "Oaxaca"), (2, "Ben", "Austin"), (3, "Cy", "Rome")]
+
+
+def test_flows_write_the_change_feed(project: CdcProject) -> None:
+    # Each run's changes, replayed onto the table before it, give the table after it, and its
+    # metrics are its change counts (_run_and_check); across a full refresh too.
+    _setup(project, BACKFILL_MODEL, change_feed=True)
+    project.insert("dump", DUMP_ROWS)
+    for arrival, batch in enumerate((1, 2, 3)):
+        project.insert("feed", [(*row[:5], arrival) for row in FEED_ROWS if row[5] == batch])
+        _run_and_check(project, "users")
+    _run_and_check(project, "users", full_refresh=True)

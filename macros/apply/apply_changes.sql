@@ -9,10 +9,12 @@
     {%- do auto_cdc.fill_temp_table(arg_dict.history, auto_cdc.scd2_history_sql(arg_dict), cfg.key_columns + ['__cdc_run_tail']) -%}
   {%- endif -%}
   {%- do auto_cdc.fill_temp_table(arg_dict.changes, auto_cdc.changes_sql(arg_dict), cfg.key_columns + ['__cdc_action']) -%}
-  {%- set metrics = auto_cdc.change_metrics(arg_dict.changes, arg_dict.shape) -%}
+  {%- set metrics = auto_cdc.with_replaced_rows(auto_cdc.change_metrics(arg_dict.changes, arg_dict.shape), arg_dict.get('change_feed')) -%}
 
-  {#- Apply, then record. -#}
+  {#- Apply, then record. The change feed (if on) reads the rows the changes touch before and after the write. -#}
+  {%- do auto_cdc.run_statements(auto_cdc.change_feed_statements(arg_dict, 'before_write')) -%}
   {%- do auto_cdc.run_statements(auto_cdc.write_target_statements(cfg, arg_dict.changes, arg_dict.target)) -%}
+  {%- do auto_cdc.run_statements(auto_cdc.change_feed_statements(arg_dict, 'after_write')) -%}
   {%- do auto_cdc.run_statements(auto_cdc.write_state_statements(arg_dict)) -%}
   {%- do auto_cdc.run_statements([auto_cdc.record_run_sql(arg_dict, metrics)]) -%}
   {%- if arg_dict.truncating -%}

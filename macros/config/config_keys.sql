@@ -19,7 +19,7 @@
   {%- set names = auto_cdc.config_names(snapshot) -%}
   {%- for key in auto_cdc._user_config_keys() if key not in names.own -%}
     {%- if key in names.other -%}
-      {#- auto_cdc_from_snapshot names the change-feed configs it rejects in _reject_change_feed_configs. -#}
+      {#- auto_cdc_from_snapshot names the auto_cdc-only configs it rejects in _reject_auto_cdc_configs. -#}
       {%- if not snapshot and auto_cdc._config_value(key) is not none -%}
         {%- do errors.append("`" ~ key ~ "` only applies to auto_cdc_from_snapshot: remove it, or set materialized='auto_cdc_from_snapshot'.") -%}
       {%- endif -%}

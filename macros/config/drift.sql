@@ -23,6 +23,7 @@
       'apply_as_truncates': 'events of this run on are classified the new way; what earlier runs applied stays',
       'checkpoint_column': 'this run reads the whole model query once, then only rows above the new checkpoint',
       'tombstone_retention': 'tombstones and compacted events are kept for the new period from now on',
+      'change_feed': 'turned on, the changes of the target are recorded in its __cdc_changes table from this run on; turned off, that table is kept and no longer written',
       'track_history_column_list': 'the history of every key that new events touch is recomputed under the new list; other keys keep theirs until then (`--full-refresh` recomputes every key)',
       'track_history_except_column_list': 'the history of every key that new events touch is recomputed under the new list; other keys keep theirs until then (`--full-refresh` recomputes every key)',
       'ignore_null_updates': 'partial updates follow the new setting from this run on; the per-column state is added or dropped to match',

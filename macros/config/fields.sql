@@ -1,12 +1,13 @@
 {#- Stage 1, configuration: the field table. In: the model's config (config(), YAML,
     dbt_project.yml, `meta`). Out: the configs each materialization reads, their values as set or
-    defaulted, the checks a value's type alone decides, and the rejection of change-feed configs
-    on snapshot models. -#}
+    defaulted, the checks a value's type alone decides, and the rejection of the configs that
+    shape events on snapshot models. -#}
 
 {% macro config_fields() -%}
   {#- Every config the two materializations read, written once (README, "Configuration
-      reference"): {name: {'type', 'default', 'for': 'both' | 'change_feed' | 'snapshot', ...}}.
-      The order is kept: typo hints try names in it, and snapshot models reject the change-feed
+      reference"): {name: {'type', 'default', 'for': 'both' | 'auto_cdc' | 'snapshot', ...}}.
+      'auto_cdc': only auto_cdc reads it (it shapes events, which snapshot comparison derives).
+      The order is kept: typo hints try names in it, and snapshot models reject the auto_cdc-only
       configs in it. `message` is the error of a value the type rejects ('{value}': the value);
       `checked_on_both` is read and checked on the materialization that rejects it too, so a
       misplaced config still gets its own message; `only_if_set`: dbt gives every model a value,
@@ -25,16 +26,20 @@
       'on_schema_change': {'type': 'choice', 'default': 'append_new_columns', 'for': 'both', 'only_if_set': true,
                            'choices': ['append_new_columns', 'fail', 'ignore'],
                            'message': "`on_schema_change` is '{value}'; auto_cdc supports 'append_new_columns' (default), 'fail' and 'ignore'."},
-      'sequence_by': {'type': 'columns_or_sql', 'default': none, 'for': 'change_feed'},
-      'apply_as_deletes': {'type': 'sql', 'default': none, 'for': 'change_feed'},
-      'apply_as_truncates': {'type': 'sql', 'default': none, 'for': 'change_feed'},
-      'ignore_null_updates': {'type': 'boolean', 'default': false, 'for': 'change_feed',
+      'change_feed': {'type': 'boolean', 'default': false, 'for': 'both',
+                      'message': "`change_feed` must be true or false, not '{value}'."},
+      'change_feed_retention': {'type': 'number', 'default': none, 'for': 'both', 'min': 1,
+                                'message': "`change_feed_retention` must be a whole number of seconds >= 1 (or not set: keep every change), not '{value}'."},
+      'sequence_by': {'type': 'columns_or_sql', 'default': none, 'for': 'auto_cdc'},
+      'apply_as_deletes': {'type': 'sql', 'default': none, 'for': 'auto_cdc'},
+      'apply_as_truncates': {'type': 'sql', 'default': none, 'for': 'auto_cdc'},
+      'ignore_null_updates': {'type': 'boolean', 'default': false, 'for': 'auto_cdc',
                               'message': "`ignore_null_updates` must be true or false, not '{value}'."},
-      'ignore_null_updates_column_list': {'type': 'columns', 'default': none, 'for': 'change_feed'},
-      'ignore_null_updates_except_column_list': {'type': 'columns', 'default': none, 'for': 'change_feed'},
-      'columns_to_update': {'type': 'column', 'default': none, 'for': 'change_feed'},
-      'checkpoint_column': {'type': 'column', 'default': none, 'for': 'change_feed'},
-      'system_sequence_by': {'type': 'column_or_sql', 'default': none, 'for': 'change_feed', 'checked_on_both': true},
+      'ignore_null_updates_column_list': {'type': 'columns', 'default': none, 'for': 'auto_cdc'},
+      'ignore_null_updates_except_column_list': {'type': 'columns', 'default': none, 'for': 'auto_cdc'},
+      'columns_to_update': {'type': 'column', 'default': none, 'for': 'auto_cdc'},
+      'checkpoint_column': {'type': 'column', 'default': none, 'for': 'auto_cdc'},
+      'system_sequence_by': {'type': 'column_or_sql', 'default': none, 'for': 'auto_cdc', 'checked_on_both': true},
       'snapshot_version_column': {'type': 'column', 'default': none, 'for': 'snapshot'},
       'snapshot_version_query': {'type': 'sql', 'default': none, 'for': 'snapshot'},
       'snapshot_version_function': {'type': 'function', 'default': none, 'for': 'snapshot'},
@@ -46,7 +51,7 @@
 
 {% macro config_names(snapshot) -%}
   {#- The configs a materialization reads (`own`) and those only the other one reads (`other`). -#}
-  {%- set kind = 'snapshot' if snapshot else 'change_feed' -%}
+  {%- set kind = 'snapshot' if snapshot else 'auto_cdc' -%}
   {%- set names = {'own': [], 'other': []} -%}
   {%- for name, field in auto_cdc.config_fields().items() -%}
     {%- do names['own' if field['for'] in ['both', kind] else 'other'].append(name) -%}
@@ -58,7 +63,7 @@
 {% macro _read_values(fields, snapshot) -%}
   {#- {name: value} for every field, as set or defaulted. A config of the other materialization
       reads as its default, so it shapes nothing here (it is rejected with its own message). -#}
-  {%- set kind = 'snapshot' if snapshot else 'change_feed' -%}
+  {%- set kind = 'snapshot' if snapshot else 'auto_cdc' -%}
   {%- set values = {} -%}
   {%- for name, field in fields.items() -%}
     {%- set value = field.default -%}
@@ -94,10 +99,10 @@
 {%- endmacro %}
 
 
-{% macro _reject_change_feed_configs(fields, snapshot, errors) -%}
+{% macro _reject_auto_cdc_configs(fields, snapshot, errors) -%}
   {#- auto_cdc_from_snapshot derives its events by comparing snapshots, so a config that shapes
       events has nothing to act on. (A snapshot config on auto_cdc: `_check_config_keys`.) -#}
-  {%- for name, field in fields.items() if snapshot and field['for'] == 'change_feed' -%}
+  {%- for name, field in fields.items() if snapshot and field['for'] == 'auto_cdc' -%}
     {%- if auto_cdc._config_value(name) not in [none, false] -%}
       {%- do errors.append("`" ~ name ~ "` does not apply to auto_cdc_from_snapshot, which derives events by comparing snapshots: remove it.") -%}
     {%- endif -%}

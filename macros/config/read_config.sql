@@ -18,7 +18,7 @@
   {%- do auto_cdc._check_source_columns(source_columns, errors) -%}
   {%- set values = auto_cdc._read_values(fields, snapshot) -%}
   {%- set scd_type = auto_cdc._read_scd_type(fields, values, snapshot, errors) -%}
-  {%- do auto_cdc._reject_change_feed_configs(fields, snapshot, errors) -%}
+  {%- do auto_cdc._reject_auto_cdc_configs(fields, snapshot, errors) -%}
   {%- set keys = auto_cdc._read_keys(values, source_columns, errors) -%}
   {%- set sequence = auto_cdc._read_sequence(values, versions, keys, source_columns, errors) -%}
   {%- set events = auto_cdc._read_event_kinds(values, scd_type, errors) -%}
@@ -30,6 +30,7 @@
   {%- set tracked = auto_cdc._read_tracked(values, columns.value_columns, sequence.columns + [system.column], source_columns, errors) -%}
   {%- set checkpoint_column = auto_cdc._resolve_one('checkpoint_column', values.checkpoint_column, source_columns, errors) -%}
   {%- set flows = auto_cdc._read_flows(flows, values, scd_type, keys, sequence, columns, ctu_column, checkpoint_column, errors) if flows else [] -%}
+  {%- set change_feed = auto_cdc._read_change_feed(fields, values, scd_type, sequence, columns.written_columns, errors) -%}
   {%- for name in ['tombstone_retention', 'max_delete_fraction', 'on_schema_change'] -%}
     {%- do auto_cdc._check_field(fields[name], values[name], errors) -%}
   {%- endfor -%}
@@ -68,6 +69,8 @@
       'system_column': system.column,
       'expressions': sequence.expressions + events.expressions + system.expressions,
       'max_delete_fraction': values.max_delete_fraction,
+      'change_feed': change_feed.enabled,
+      'change_feed_retention': change_feed.retention,
       'compared_as_text': source.compared_as_text,
       'source_columns': source_columns,
       'state_config': auto_cdc._state_config(values, keys, scd_type, sequence.state, system.recorded, ctu_column, checkpoint_column, source_columns),
@@ -135,6 +138,7 @@
       'track_history_except_column_list': auto_cdc._config_columns(values.track_history_except_column_list, source_columns),
       'checkpoint_column': checkpoint_column | lower if checkpoint_column else none,
       'tombstone_retention': values.tombstone_retention,
+      'change_feed': values.change_feed is sameas true,
   }) }}
 {%- endmacro %}
 

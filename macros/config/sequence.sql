@@ -82,7 +82,7 @@
   {%- set system_by = values.system_sequence_by -%}
   {%- set unused = {'expr': none, 'column': none, 'expressions': [], 'recorded': none} -%}
   {%- if scd_type != 'bitemporal' -%}
-    {#- On a snapshot model `_reject_change_feed_configs` has said it. -#}
+    {#- On a snapshot model `_reject_auto_cdc_configs` has said it. -#}
     {%- if system_by is not none and not snapshot -%}
       {%- do errors.append("`system_sequence_by` only applies to stored_as_scd_type='bitemporal'.") -%}
     {%- endif -%}

@@ -37,6 +37,7 @@
   {#- 5. Tables: created when rebuilding; otherwise they follow the source's columns and types
          and the configuration. `--empty` changes nothing that exists (a first run creates the
          tables, empty). -#}
+  {%- set feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, previous) -%}
   {%- set known_columns = [] -%}
   {%- if rebuild and (not empty_run or mode == 'create') -%}
     {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing) -%}
@@ -46,6 +47,8 @@
     {%- do auto_cdc.evolve_run_history(state.runs, previous) -%}
   {%- endif -%}
 
+  {%- set feed = auto_cdc.prepare_change_feed(feed, target_relation) -%}
+
   {#- 6-8. Resolve, apply, record. -#}
   {%- if empty_run -%}
     {%- do auto_cdc.report_empty_run(mode != 'create') -%}
@@ -53,7 +56,7 @@
     {%- set metrics = auto_cdc.apply_changes({
         'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
         'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-        'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows,
+        'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': feed,
         'previous_checkpoint': previous.checkpoint_value if previous and previous.checkpoint_column == cfg.checkpoint_column else none,
     }) -%}
     {%- do auto_cdc.report(metrics) -%}

@@ -51,6 +51,7 @@
     {%- do auto_cdc.check_mass_delete(cfg, temps.batch, temps.snapshots, temps.read_versions, none if rebuild else target_relation) -%}
 
     {#- 5. Tables, then 6-8. resolve, apply and record (the versions too). -#}
+    {%- set feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, previous) -%}
     {%- set known_columns = [] -%}
     {%- if rebuild -%}
       {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing) -%}
@@ -59,13 +60,14 @@
       {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}
       {%- do auto_cdc.evolve_run_history(state.runs, previous) -%}
     {%- endif -%}
+    {%- set feed = auto_cdc.prepare_change_feed(feed, target_relation) -%}
     {%- if empty_run -%}
       {%- do auto_cdc.report_empty_run(false) -%}
     {%- else -%}
       {%- set metrics = auto_cdc.apply_changes({
           'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
           'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-          'full_refresh': rebuild, 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0},
+          'full_refresh': rebuild, 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': feed,
           'previous_checkpoint': none,
       }) -%}
       {%- do auto_cdc.run_statements([auto_cdc.record_versions_sql(state.versions, temps.read_versions, state.runs)]) -%}

@@ -24,7 +24,7 @@
                           checkpoint_column, checkpoint_value, {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }}, config, flows)
   with {{ auto_cdc.watermark_ctes(cfg, arg_dict.batch, runs) }}
   select
-    (select coalesce(max(run_id), 0) + 1 from {{ runs }}),
+    {{ auto_cdc.run_id_sql(arg_dict) }},
     {{ auto_cdc.string_literal(invocation_id) }},
     {{ dbt.current_timestamp() }},
     {{ 'true' if arg_dict.full_refresh else 'false' }},

@@ -1,0 +1,74 @@
+{#- Public: reading a model's change feed downstream. In: the model (`ref('users')`, built with
+    change_feed=true) and, in an incremental model, the last change it consumed. Out: a query
+    over `<model>__cdc_changes` returning the changes not consumed yet; an error when some of
+    them are gone (trimmed by retention, or never recorded), instead of reading on without them. -#}
+
+{% macro changes(model_relation, run_id_column='_run_id', since_run_id=none) -%}
+  {#- In an incremental model (`is_incremental()`), the changes with `_run_id` above the
+      largest `run_id_column` in {{ this }} (0 when it is empty); with `since_run_id`, the
+      changes above it; otherwise all of them:
+
+        select * from ({{ auto_cdc.changes(ref('users')) }}) as c
+
+      Columns: the target's, then `_change_type` (insert, update_preimage, update_postimage,
+      delete), `_run_id`, `_committed_at`. -#}
+  {%- set feed = auto_cdc.change_feed_relation(model_relation) -%}
+  {%- if execute and auto_cdc.existing_relations([feed])[0] is none -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc.changes: model '" ~ model.name ~ "' reads the change feed of '" ~ model_relation.identifier
+        ~ "', but " ~ feed ~ " does not exist: configure '" ~ model_relation.identifier ~ "' with change_feed=true and run it first.") -%}
+  {%- endif -%}
+  {%- set since = since_run_id -%}
+  {%- if since is none and execute and is_incremental() -%}
+    {%- set since = run_query(auto_cdc.consumed_run_id_sql(this, run_id_column)).rows[0][0] | int -%}
+  {%- endif -%}
+  {%- if execute and not auto_cdc.is_empty_run() -%}
+    {%- do auto_cdc._check_nothing_unseen_is_gone(model_relation, feed, since) -%}
+  {%- endif -%}
+  select *
+  from {{ feed }}
+  {%- if since is not none %}
+  where _run_id > {{ since }}
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro consumed_run_id_sql(consumer, run_id_column) -%}
+  select coalesce(max({{ auto_cdc.quote_identifier(run_id_column) }}), 0) from {{ consumer }}
+{%- endmacro %}
+
+
+{% macro unseen_gap_sql(feed, runs, since) -%}
+  {#- The first change the consumer has not seen (or, when there is none, the run after the
+      last), and how many runs between hold no change at all: every other run id in between
+      had changes that are not in the change feed any more (or never were). -#}
+  with next_change as (
+    select coalesce(
+      (select min(_run_id) from {{ feed }} where _run_id > {{ since }}),
+      (select coalesce(max(run_id), 0) + 1 from {{ runs }})
+    ) as run_id
+  )
+  select n.run_id,
+         (select count(*) from {{ runs }} as r
+          where r.run_id > {{ since }} and r.run_id < n.run_id
+            and r.num_upserted_rows + r.num_deleted_rows = 0) as quiet_runs
+  from next_change as n
+{%- endmacro %}
+
+
+{% macro _check_nothing_unseen_is_gone(model_relation, feed, since) -%}
+  {#- Fails an incremental consumer (warns a full read) whose next changes are not all there:
+      reading on would silently leave them out. -#}
+  {%- set runs = auto_cdc.state_relations(model_relation).runs -%}
+  {%- set row = run_query(auto_cdc.unseen_gap_sql(feed, runs, since or 0)).rows[0] -%}
+  {%- set missing = (row[0] | int) - (since or 0) - 1 - (row[1] | int) -%}
+  {%- if missing <= 0 -%}{{ return(none) }}{%- endif -%}
+  {%- set gone = "changes of run(s) " ~ ((since or 0) + 1) ~ " to " ~ (row[0] | int - 1) ~ " of '" ~ model_relation.identifier
+      ~ "' are not in " ~ feed ~ " (trimmed by `change_feed_retention`, or not recorded while `change_feed` was off or the change feed was recreated)" -%}
+  {%- if since is not none -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc.changes: model '" ~ model.name ~ "' last consumed run " ~ since ~ " of the change feed of '"
+        ~ model_relation.identifier ~ "', but " ~ gone ~ "; reading on would silently miss them. Rebuild it: `dbt run --full-refresh -s "
+        ~ model.name ~ "` (with a full read that starts from the change feed's first change, or from '" ~ model_relation.identifier ~ "' itself).") -%}
+  {%- endif -%}
+  {%- do exceptions.warn("auto_cdc.changes: model '" ~ model.name ~ "' reads the whole change feed of '" ~ model_relation.identifier
+      ~ "', but " ~ gone ~ ": replaying it does not give the table.") -%}
+{%- endmacro %}

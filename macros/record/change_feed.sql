@@ -1,0 +1,88 @@
+{#- Stage 7-8, the change feed's rows. In: `arg_dict` with `change_feed` (the frame from
+    open_change_feed / prepare_change_feed: relation, run_id, the target's columns, the rows a
+    full refresh replaced) and the resolved changes (`__cdc_action`). Out: this run's changes
+    appended to `<model>__cdc_changes` in the run's transaction (preimages and deletes read from
+    the target before it is written, inserts and postimages after), changes older than
+    `change_feed_retention` trimmed, and the run id and metrics that agree with them. -#}
+
+{% macro change_feed_statements(arg_dict, step) -%}
+  {#- `step`: 'before_write' (the target rows the changes touch, as they are) or 'after_write'
+      (the rows as written, then retention). Nothing when change_feed is off. -#}
+  {%- set feed = arg_dict.get('change_feed') -%}
+  {%- if feed is none -%}{{ return([]) }}{%- endif -%}
+  {%- set identity = auto_cdc.target_layout(arg_dict.cfg).identity -%}
+  {%- if step == 'before_write' -%}
+    {{ return([auto_cdc.record_preimages_sql(feed, arg_dict.target, arg_dict.changes, identity)]) }}
+  {%- endif -%}
+  {{ return([
+      auto_cdc.record_postimages_sql(feed, arg_dict.target, arg_dict.changes, identity),
+      auto_cdc.trim_change_feed_sql(feed.relation, arg_dict.cfg.change_feed_retention) if arg_dict.cfg.change_feed_retention else '',
+  ]) }}
+{%- endmacro %}
+
+
+{% macro record_preimages_sql(feed, target, changes, identity) -%}
+  {#- Before the write: an updated row as it was (update_preimage), a deleted row with its last
+      values (delete). -#}
+  insert into {{ feed.relation }} ({{ auto_cdc.quoted_list(feed.columns) }}, _change_type, _run_id, _committed_at)
+  select {{ auto_cdc.quoted_list(feed.columns, 't.') }},
+         case when c.__cdc_action = 'update' then 'update_preimage' else 'delete' end,
+         {{ feed.run_id }},
+         {{ dbt.current_timestamp() }}
+  from {{ target }} as t
+  join {{ changes }} as c on {{ auto_cdc.keys_match(identity, 't', 'c') }}
+  where c.__cdc_action in ('update', 'delete')
+{%- endmacro %}
+
+
+{% macro record_postimages_sql(feed, target, changes, identity) -%}
+  {#- After the write, read back from the target: a new row (insert) or an updated row as it
+      now is (update_postimage), including columns the run does not write. -#}
+  insert into {{ feed.relation }} ({{ auto_cdc.quoted_list(feed.columns) }}, _change_type, _run_id, _committed_at)
+  select {{ auto_cdc.quoted_list(feed.columns, 't.') }},
+         case when c.__cdc_action = 'insert' then 'insert' else 'update_postimage' end,
+         {{ feed.run_id }},
+         {{ dbt.current_timestamp() }}
+  from {{ target }} as t
+  join {{ changes }} as c on {{ auto_cdc.keys_match(identity, 't', 'c') }}
+  where c.__cdc_action in ('insert', 'update')
+{%- endmacro %}
+
+
+{% macro record_replaced_rows_sql(feed, old_target, columns, run_id) -%}
+  {#- A full refresh, before the old target is dropped: each of its rows is deleted. -#}
+  insert into {{ feed }} ({{ auto_cdc.quoted_list(columns) }}, _change_type, _run_id, _committed_at)
+  select {{ auto_cdc.quoted_list(columns) }}, 'delete', {{ run_id }}, {{ dbt.current_timestamp() }}
+  from {{ old_target }}
+{%- endmacro %}
+
+
+{% macro trim_change_feed_sql(feed, retention) -%}
+  {#- Whole runs, oldest first (up to the newest run committed before the horizon): what is left
+      is every change from some run on, which is what changes() checks consumers against. -#}
+  delete from {{ feed }}
+  where _run_id <= (select max(_run_id) from {{ feed }} where _committed_at < {{ auto_cdc.seconds_ago(retention) }})
+{%- endmacro %}
+
+
+{% macro run_id_sql(arg_dict) -%}
+  {#- This run's id in the run history: the change feed's when there is one (it continues past
+      a full refresh), else the next after the history's last. -#}
+  {%- set feed = arg_dict.get('change_feed') -%}
+  {%- if feed is not none -%}
+    {{ feed.run_id }}
+  {%- else -%}
+    (select coalesce(max(run_id), 0) + 1 from {{ arg_dict.runs }})
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro with_replaced_rows(metrics, feed) -%}
+  {#- A full refresh with a change feed deletes every row of the old target there, so its
+      metrics count them as deleted too: metrics and change feed always agree. A new dict. -#}
+  {%- if feed is none or not feed.replaced_rows -%}{{ return(metrics) }}{%- endif -%}
+  {%- set counted = {} -%}
+  {%- for name, value in metrics.items() -%}{%- do counted.update({name: value}) -%}{%- endfor -%}
+  {%- do counted.update({'num_deleted_rows': metrics.num_deleted_rows + feed.replaced_rows}) -%}
+  {{ return(counted) }}
+{%- endmacro %}

@@ -1,0 +1,158 @@
+{#- Stage 5, tables: the change feed `<model>__cdc_changes` of a target (change_feed=true). In:
+    `cfg`, the target, the model's tables as found, the run mode and the last run. Out: the
+    change feed's frame for this run (none when off): its relation, this run's id, the rows of
+    an old target recorded as deletes before a full refresh drops it; then the change feed
+    created, or following the target's columns and types. Its rows are written in stage 7
+    (record/change_feed.sql). -#}
+
+{% macro change_feed_relation(target) -%}
+  {#- Next to the target, named after it like its state and run history. -#}
+  {{ return(target.incorporate(path={'identifier': auto_cdc.derived_name(target.identifier, '__cdc_changes')}, type='table')) }}
+{%- endmacro %}
+
+
+{% macro open_change_feed(cfg, target, existing, mode, previous) -%}
+  {#- Before the tables stage, which drops the old target on a full refresh: its rows are
+      recorded as deletes first, so consumers of the change feed see the rebuild as a delete
+      of every old row and an insert of every new one. `existing`: existing_relations() of
+      [target, state, runs, ...]. Returns {relation, existed, run_id, replaced_rows} or none. -#}
+  {%- if not cfg.change_feed -%}{{ return(none) }}{%- endif -%}
+  {%- set relation = auto_cdc.change_feed_relation(target) -%}
+  {%- set found = auto_cdc.existing_relations([relation])[0] -%}
+  {%- if found is not none and (mode == 'create' or existing[0] is none or not existing[0].is_table) -%}
+    {%- do auto_cdc._fail_orphaned_change_feed(relation, target) -%}
+  {%- endif -%}
+  {%- if auto_cdc.is_empty_run() -%}
+    {%- if found is none and mode != 'create' -%}{%- do auto_cdc._warn_change_feed_starts(relation, target) -%}{%- endif -%}
+    {{ return({'relation': relation, 'existed': found is not none, 'run_id': none, 'replaced_rows': 0}) }}
+  {%- endif -%}
+
+  {#- A change feed that missed changes (dropped, or off in the last run) skips one run id: a
+      consumer that read it before then sees a run it cannot account for and fails (changes()). -#}
+  {%- set was_off = previous is not none and previous.config is not none and previous.config.get('change_feed') is sameas false -%}
+  {%- set missed = (found is none and mode != 'create' and existing[0] is not none) or (found is not none and was_off) -%}
+  {%- if missed and found is none -%}
+    {%- do auto_cdc._warn_change_feed_starts(relation, target) -%}
+  {%- elif missed -%}
+    {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': `change_feed` was off in the last run, so " ~ relation
+        ~ " lacks the changes made since it was turned off; it records again from this run on."
+        ~ " Consumers that read it before fail until rebuilt with `--full-refresh`.") -%}
+  {%- endif -%}
+  {%- set run_id = run_query(auto_cdc.next_run_id_sql(existing[2], found)).rows[0][0] | int + (1 if missed else 0) -%}
+
+  {%- set replaced_rows = 0 -%}
+  {%- if mode == 'rebuild' and found is not none -%}
+    {%- set old_columns = auto_cdc.follow_in_change_feed(relation, existing[0]) -%}
+    {%- set replaced_rows = auto_cdc.row_count(existing[0]) | int -%}
+    {%- do auto_cdc.run_statements([auto_cdc.record_replaced_rows_sql(relation, existing[0], old_columns, run_id)]) -%}
+  {%- endif -%}
+  {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'replaced_rows': replaced_rows}) }}
+{%- endmacro %}
+
+
+{% macro next_run_id_sql(runs, feed) -%}
+  {#- Run ids never go backwards: a full refresh rebuilds the run history, whose ids would start
+      again at 1, while the change feed keeps the ids consumers have read. `runs`, `feed`: the
+      relations, or none where missing. -#}
+  select coalesce(max(run_id), 0) + 1
+  from (
+    {%- if runs is not none %}
+    select max(run_id) as run_id from {{ runs }}
+    {%- endif %}
+    {%- if runs is not none and feed is not none %}
+    union all
+    {%- endif %}
+    {%- if feed is not none %}
+    select max(_run_id) as run_id from {{ feed }}
+    {%- endif %}
+    {%- if runs is none and feed is none %}
+    select cast(null as {{ dbt.type_bigint() }}) as run_id
+    {%- endif %}
+  ) as ids
+{%- endmacro %}
+
+
+{% macro prepare_change_feed(feed, target) -%}
+  {#- After the tables stage: the change feed created (typed after the target), or, when it
+      exists, given the target's new columns and widened types (not on `--empty`, which changes
+      nothing that exists). Returns the frame with the target's column names, which every
+      change row carries. -#}
+  {%- if feed is none -%}{{ return(none) }}{%- endif -%}
+  {%- if not feed.existed -%}
+    {%- do auto_cdc.run_statements([
+        auto_cdc.create_change_feed_sql(feed.relation, target),
+        auto_cdc.create_key_index(feed.relation, ['_run_id'], unique=false),
+    ]) -%}
+    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+  {%- elif not auto_cdc.is_empty_run() -%}
+    {%- set columns = auto_cdc.follow_in_change_feed(feed.relation, target) -%}
+  {%- else -%}
+    {%- set columns = [] -%}
+  {%- endif -%}
+  {%- set prepared = {'columns': columns} -%}
+  {%- for name, value in feed.items() -%}{%- do prepared.update({name: value}) -%}{%- endfor -%}
+  {{ return(prepared) }}
+{%- endmacro %}
+
+
+{% macro create_change_feed_sql(feed, target) -%}
+  {#- The target's columns, then what each change adds. No constraints: a delete's row is the
+      row as it was. -#}
+  create table {{ feed }} as
+  select t.*,
+         cast(null as {{ dbt.type_string() }}) as _change_type,
+         cast(0 as {{ dbt.type_bigint() }}) as _run_id,
+         {{ dbt.current_timestamp() }} as _committed_at
+  from {{ target }} as t
+  where 1 = 0
+{%- endmacro %}
+
+
+{% macro follow_in_change_feed(feed, table) -%}
+  {#- The change feed keeps every column `table` (the target) has: a new one is appended (older
+      changes have NULL), a widened type is widened, as in the target. A column the target no
+      longer has stays (NULL in new changes). Returns `table`'s column names. -#}
+  {%- set kept = {} -%}
+  {%- for column in adapter.get_columns_in_relation(feed) -%}{%- do kept.update({column.name | lower: column}) -%}{%- endfor -%}
+  {%- set names = [] -%}
+  {%- set additions = [] -%}
+  {%- set statements = [] -%}
+  {%- for column in adapter.get_columns_in_relation(table) -%}
+    {%- do names.append(column.name) -%}
+    {%- set stored = kept.get(column.name | lower) -%}
+    {%- if stored is none -%}
+      {%- do additions.append({'name': column.name, 'data_type': column.data_type}) -%}
+    {%- else -%}
+      {%- set verdict = auto_cdc.type_change(stored.data_type, column.data_type) -%}
+      {%- if verdict == 'incompatible' -%}
+        {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "': " ~ table ~ "." ~ column.name ~ " is now of type "
+            ~ column.data_type ~ ", but its change feed " ~ feed ~ " holds " ~ stored.data_type ~ ", which cannot take it; nothing was written."
+            ~ " Cast it back in the model query, or rename or drop " ~ feed ~ " (its consumers then need `--full-refresh`).") -%}
+      {%- elif verdict != 'fits' -%}
+        {%- do statements.append(auto_cdc.alter_column_type(feed, stored.name, verdict.widen)) -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if additions -%}
+    {%- do log("auto_cdc: " ~ model.name ~ ": adding column(s) " ~ (additions | map(attribute='name') | join(', ')) ~ " to " ~ feed, info=true) -%}
+  {%- endif -%}
+  {%- do auto_cdc.run_statements(auto_cdc.add_columns(feed, additions) + statements) -%}
+  {{ return(names) }}
+{%- endmacro %}
+
+
+{% macro _warn_change_feed_starts(feed, target) -%}
+  {#- The target is intact, so the run goes on: the change feed starts now. -#}
+  {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': `change_feed` is on and " ~ target ~ " exists, but " ~ feed
+      ~ " does not: creating it; it records the changes of this run on (earlier changes are not in it)."
+      ~ " Consumers that read an earlier change feed of this model fail until rebuilt with `--full-refresh`.") -%}
+{%- endmacro %}
+
+
+{% macro _fail_orphaned_change_feed(feed, target) -%}
+  {#- The target is gone but its change feed is not: consumers hold changes of rows no one will
+      ever delete, and a new target would be recorded as inserts on top of them. -#}
+  {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "': its change feed " ~ feed ~ " exists, but " ~ target
+      ~ " and its state do not; nothing was written. Consumers of the change feed hold rows of the old target, which a new one would"
+      ~ " silently add to. Restore the model's tables, or drop " ~ feed ~ " and rebuild its consumers with `--full-refresh`.") -%}
+{%- endmacro %}
