@@ -5,17 +5,19 @@
 
 {% macro model_flows(sql) -%}
   {#- The flows in the compiled model, in order: {name, kind, once, checkpoint_column, version,
-      sql}. A model with flows is its flows and nothing else. -#}
+      sql}. A model with flows is its flows and nothing else (comments aside). -#}
   {%- set parts = modules.re.split('/[*] auto_cdc[.]flow ([{].*?[}]) [*]/', sql) -%}
   {%- if parts | length == 1 -%}{{ return([]) }}{%- endif -%}
-  {%- if parts[0] | trim -%}
+  {%- set before = modules.re.sub('--.*', '', modules.re.sub('/[*].*?[*]/', '', parts[0], flags=modules.re.S)) -%}
+  {%- if before | trim -%}
     {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "' has SQL before its first auto_cdc.flow(): a model with flows"
         ~ " is its flows and nothing else (put joins or filters inside a flow, in a call block).") -%}
   {%- endif -%}
   {%- set flows = [] -%}
   {%- for i in range(1, parts | length, 2) -%}
     {%- set flow = fromjson(parts[i]) -%}
-    {%- do flow.update({'sql': parts[i + 1]}) -%}
+    {#- A line break after the query: it may end in a -- comment. -#}
+    {%- do flow.update({'sql': parts[i + 1] ~ '\n'}) -%}
     {%- do flows.append(flow) -%}
   {%- endfor -%}
   {{ return(flows) }}
