@@ -1,5 +1,5 @@
-{#- Stage 3, batch (auto_cdc with flows). In: `cfg` (its flows), what the last run recorded of
-    each flow, and each flow's sequence type. Out: the run's batch in one temp table, as for a
+{#- Stage 3, batch (auto_cdc with flows). In: `cfg` (its flows), the run's temp relations and
+    what the last run recorded of each flow. Out: the run's batch in one temp table, as for a
     model with one query plus `__cdc_flow`: each change feed's events above its own checkpoint,
     and a snapshot flow's new versions, each as a truncate at the version (every key not in it
     is deleted then) followed by an upsert of each of its rows at the version. -#}

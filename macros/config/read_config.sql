@@ -29,7 +29,7 @@
   {%- set partial = auto_cdc._read_partial(fields, values, columns.value_columns, ctu_column, source_columns, errors) -%}
   {%- set tracked = auto_cdc._read_tracked(values, columns.value_columns, sequence.columns + [system.column], source_columns, errors) -%}
   {%- set checkpoint_column = auto_cdc._resolve_one('checkpoint_column', values.checkpoint_column, source_columns, errors) -%}
-  {%- set flows = auto_cdc._read_flows(flows, values, scd_type, keys, sequence, columns, ctu_column, checkpoint_column, errors) if flows else [] -%}
+  {%- set flows = auto_cdc._read_flows(flows, values, scd_type, sequence, columns, ctu_column, checkpoint_column, errors) if flows else [] -%}
   {%- set change_feed = auto_cdc._read_change_feed(fields, values, scd_type, sequence, columns.written_columns, errors) -%}
   {%- for name in ['tombstone_retention', 'max_delete_fraction', 'on_schema_change'] -%}
     {%- do auto_cdc._check_field(fields[name], values[name], errors) -%}

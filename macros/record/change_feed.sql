@@ -12,40 +12,29 @@
   {%- if feed is none -%}{{ return([]) }}{%- endif -%}
   {%- set identity = auto_cdc.target_layout(arg_dict.cfg).identity -%}
   {%- if step == 'before_write' -%}
-    {{ return([auto_cdc.record_preimages_sql(feed, arg_dict.target, arg_dict.changes, identity)]) }}
+    {{ return([auto_cdc.record_images_sql(feed, arg_dict.target, arg_dict.changes, identity, {'update': 'update_preimage', 'delete': 'delete'})]) }}
   {%- endif -%}
   {{ return([
-      auto_cdc.record_postimages_sql(feed, arg_dict.target, arg_dict.changes, identity),
+      auto_cdc.record_images_sql(feed, arg_dict.target, arg_dict.changes, identity, {'insert': 'insert', 'update': 'update_postimage'}),
       auto_cdc.trim_change_feed_sql(feed.relation, arg_dict.cfg.change_feed_retention) if arg_dict.cfg.change_feed_retention else '',
   ]) }}
 {%- endmacro %}
 
 
-{% macro record_preimages_sql(feed, target, changes, identity) -%}
-  {#- Before the write: an updated row as it was (update_preimage), a deleted row with its last
-      values (delete). -#}
+{% macro record_images_sql(feed, target, changes, identity, change_types) -%}
+  {#- The target rows the changes touch, as the change feed's rows: `change_types` maps the
+      change's action to the row's _change_type. Before the write: an updated row as it was
+      (update_preimage), a deleted row with its last values (delete). After it, read back from
+      the target: a new row (insert) or an updated row as it now is (update_postimage),
+      including columns the run does not write. -#}
   insert into {{ feed.relation }} ({{ auto_cdc.quoted_list(feed.columns) }}, _change_type, _run_id, _committed_at)
   select {{ auto_cdc.quoted_list(feed.columns, 't.') }},
-         case when c.__cdc_action = 'update' then 'update_preimage' else 'delete' end,
+         case c.__cdc_action{% for action, change_type in change_types.items() %} when {{ auto_cdc.string_literal(action) }} then {{ auto_cdc.string_literal(change_type) }}{% endfor %} end,
          {{ feed.run_id }},
          {{ dbt.current_timestamp() }}
   from {{ target }} as t
   join {{ changes }} as c on {{ auto_cdc.keys_match(identity, 't', 'c') }}
-  where c.__cdc_action in ('update', 'delete')
-{%- endmacro %}
-
-
-{% macro record_postimages_sql(feed, target, changes, identity) -%}
-  {#- After the write, read back from the target: a new row (insert) or an updated row as it
-      now is (update_postimage), including columns the run does not write. -#}
-  insert into {{ feed.relation }} ({{ auto_cdc.quoted_list(feed.columns) }}, _change_type, _run_id, _committed_at)
-  select {{ auto_cdc.quoted_list(feed.columns, 't.') }},
-         case when c.__cdc_action = 'insert' then 'insert' else 'update_postimage' end,
-         {{ feed.run_id }},
-         {{ dbt.current_timestamp() }}
-  from {{ target }} as t
-  join {{ changes }} as c on {{ auto_cdc.keys_match(identity, 't', 'c') }}
-  where c.__cdc_action in ('insert', 'update')
+  where c.__cdc_action in ({% for action in change_types %}{{ auto_cdc.string_literal(action) }}{{ ', ' if not loop.last }}{% endfor %})
 {%- endmacro %}
 
 
