@@ -256,3 +256,20 @@ def test_scd2_with_a_sequence_list(project: CdcProject) -> None:
         assert project.run("dim").metrics("dim") == (2, 0)
         feed = project.relation(derived_name("dim", "__cdc_changes"))
         assert project.query(f"select _change_type, count(*) from {feed} group by 1") == [("insert", 2)]
+
+
+def test_a_consumer_of_a_model_made_anew_fails(project: CdcProject) -> None:
+    # The model's tables dropped (not --full-refresh) and built again: run ids start again at 1,
+    # below what the consumer has read. Reading on would miss the new table's first runs.
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG, **FEED)
+    project.write("models/consumer.sql", CONSUMER)
+    project.replace_rows("events", [(1, "a", "U", 1)])
+    project.run()
+    project.replace_rows("events", [(2, "b", "U", 1)])
+    project.run()  # the consumer has read run 2
+    project.drop_model_tables("dim")
+    project.run("dim")  # run 1 of the new tables
+    outcome = project.run("consumer", expect_success=False)
+    for fragment in ("last consumed run 2", "whose last run is 1", "--full-refresh -s consumer"):
+        assert fragment in outcome.error, outcome.error

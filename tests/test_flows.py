@@ -320,3 +320,61 @@ def test_flows_write_the_change_feed(project: CdcProject) -> None:
         project.insert("feed", [(*row[:5], arrival) for row in FEED_ROWS if row[5] == batch])
         _run_and_check(project, "users")
     _run_and_check(project, "users", full_refresh=True)
+
+
+def test_an_empty_once_flow_is_read_once_it_has_rows(project: CdcProject) -> None:
+    # Deployed before the dump was loaded: the once flow counts as read only once it delivered rows.
+    _setup(project, BACKFILL_MODEL)
+    project.insert("feed", [(2, "Ben", "Cancun", "U", 12, 1)])
+    project.run("users")
+    project.insert("dump", DUMP_ROWS)
+    outcome = project.run("users")
+    assert any("is a once flow this model has not read rows from before" in w for w in outcome.warnings)
+    assert project.rows("users") == [(1, "Ana", "Oaxaca"), (2, "Ben", "Cancun"), (3, "Cy", "Tijuana")]
+
+
+def test_a_once_flow_renamed_in_case_or_removed_and_added_back_is_not_read_again(project: CdcProject) -> None:
+    _setup(project, BACKFILL_MODEL)
+    project.insert("dump", DUMP_ROWS)
+    project.run("users")
+    project.insert("dump", [(9, "Zed", "Leon", 10)])
+    project.model("users", BACKFILL_MODEL.replace("flow('dump'", "flow('DUMP'"), **CONFIG)
+    project.run("users")
+    project.model("users", FEED_FLOW, **{**CONFIG, "except_column_list": ["op", "seq", "loaded"]})
+    project.run("users")
+    project.model("users", BACKFILL_MODEL, **CONFIG)
+    project.run("users")
+    assert [row[0] for row in project.rows("users")] == [1, 2, 3]
+
+
+def test_a_snapshot_version_that_grows_after_it_was_read_fails(project: CdcProject) -> None:
+    _setup(project, SNAPSHOT_FLOW + FEED_FLOW)
+    project.insert("dump", DUMP_ROWS[:2])
+    project.run("users")
+    project.insert("dump", DUMP_ROWS[2:])  # key 3 of version 10, after version 10 deleted it
+    fails(
+        project,
+        "flow 'dump': version 10 had 2 row(s) when it was read and has 3 now",
+        "--full-refresh -s users",
+        model="users",
+    )
+    project.run("users", full_refresh=True)
+    assert [row[0] for row in project.rows("users")] == [1, 2, 3]
+
+
+def test_a_changed_version_expression_fails_until_a_full_refresh(project: CdcProject) -> None:
+    # The stored sequences are versions of the old expression (1000); the new one gives 10, 11.
+    _setup(project, SNAPSHOT_FLOW + FEED_FLOW)
+    project.insert("dump", [(*row[:3], 1000) for row in DUMP_ROWS])
+    project.run("users")
+    project.model(
+        "users", SNAPSHOT_FLOW.replace("version='lsn'", "version='cast(lsn / 100 as integer)'") + FEED_FLOW, **CONFIG
+    )
+    project.insert("dump", [(*row[:3], 1100) for row in DUMP_ROWS[:2]])
+    fails(
+        project,
+        "flow 'dump' was read by version: lsn and is now read by version: cast(lsn / 100 as integer)",
+        model="users",
+    )
+    project.run("users", full_refresh=True)
+    assert [row[0] for row in project.rows("users")] == [1, 2]

@@ -12,7 +12,13 @@
   {%- set read_before = previous.flows if previous else {} -%}
   {%- set statements = [auto_cdc.create_temp_table(batch, auto_cdc.flows_batch_shape_sql(cfg))] -%}
   {%- for flow in cfg.flows -%}
-    {%- set filter = auto_cdc.flow_filter(flow, read_before.get(flow.name), sequence_types[flow.name][0], empty_run) -%}
+    {%- set recorded = read_before.get(flow.name | lower) -%}
+    {%- set filter = auto_cdc.flow_filter(flow, recorded, sequence_types[flow.name][0], empty_run) -%}
+    {%- if flow.once and filter is none and previous is not none and not empty_run -%}
+      {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ flow.name ~ "' is a once flow this model has not read"
+          ~ " rows from before: it is read now, in full. Its rows older than deletes whose tombstones have expired (`tombstone_retention`)"
+          ~ " bring those keys back; remove the flow if it was read under another name.") -%}
+    {%- endif -%}
     {%- if filter != 'false' -%}
       {%- do statements.append(auto_cdc.insert_flow_rows_sql(cfg, flow, batch, filter)) -%}
       {%- if flow.kind == 'snapshot' -%}
@@ -26,20 +32,22 @@
 
 
 {% macro flow_filter(flow, recorded, sequence_type, empty_run) -%}
-  {#- Which of a flow's rows this run reads: 'false' (none: `--empty`, or a `once` flow already
-      read), none (all: first run, full refresh, a flow new to the model), or the rows above
+  {#- Which of a flow's rows this run reads: 'false' (none: `--empty`, or a `once` flow that has
+      delivered rows), none (all: first run, full refresh, a flow new to the model, a flow whose
+      checkpoint column or version expression changed), or the rows above
       its checkpoint (a change feed), or the versions above the last one read (a snapshot
       flow: an older version is overruled by it anyway, since a snapshot deletes every key
       older than its version that it lacks). Rows with no checkpoint or version are read too,
       so validation reports them instead of skipping them for ever. -#}
-  {%- if empty_run or (flow.once and recorded is not none) -%}
+  {%- if empty_run or (flow.once and recorded and recorded.read) -%}
     {{ return('false') }}
-  {%- elif recorded is none or recorded.checkpoint_value is none -%}
+  {%- elif not recorded or recorded.checkpoint_value is none or recorded.kind != flow.kind
+        or recorded.reading != auto_cdc.flow_reading(flow) -%}
     {{ return(none) }}
-  {%- elif flow.kind == 'snapshot' and recorded.kind == 'snapshot' -%}
+  {%- elif flow.kind == 'snapshot' -%}
     {%- set version = '(' ~ flow.version ~ ')' -%}
     {{ return('(' ~ auto_cdc.above_checkpoint_sql(version, sequence_type, recorded.checkpoint_value) ~ ' or ' ~ version ~ ' is null)') }}
-  {%- elif flow.checkpoint_column and recorded.checkpoint_column == flow.checkpoint_column | lower -%}
+  {%- elif flow.checkpoint_column -%}
     {%- set column = 'src.' ~ auto_cdc.quote_identifier(flow.checkpoint_column) -%}
     {{ return('(' ~ auto_cdc.above_checkpoint_sql(column, flow.checkpoint_type, recorded.checkpoint_value) ~ ' or ' ~ column ~ ' is null)') }}
   {%- endif -%}

@@ -50,7 +50,12 @@
   select n.run_id,
          (select count(*) from {{ runs }} as r
           where r.run_id > {{ since }} and r.run_id < n.run_id
-            and r.num_upserted_rows + r.num_deleted_rows = 0) as quiet_runs
+            and r.num_upserted_rows + r.num_deleted_rows = 0) as quiet_runs,
+         (select coalesce(max(run_id), 0) from (
+            select max(run_id) as run_id from {{ runs }}
+            union all
+            select max(_run_id) from {{ feed }}
+          ) as ids) as last_run
   from next_change as n
 {%- endmacro %}
 
@@ -60,6 +65,13 @@
       reading on would silently leave them out. -#}
   {%- set runs = auto_cdc.state_relations(model_relation).runs -%}
   {%- set row = run_query(auto_cdc.unseen_gap_sql(feed, runs, since or 0)).rows[0] -%}
+  {%- if since is not none and since > row[2] | int -%}
+    {#- The consumer has read further than the model has run: the model's tables were made anew
+        (dropped, not rebuilt with --full-refresh), and its run ids started again. -#}
+    {%- do exceptions.raise_compiler_error("auto_cdc.changes: model '" ~ model.name ~ "' last consumed run " ~ since ~ " of the change feed of '"
+        ~ model_relation.identifier ~ "', whose last run is " ~ (row[2] | int) ~ ": its tables were created anew, so run ids started again"
+        ~ " and reading on would silently miss their changes. Rebuild it: `dbt run --full-refresh -s " ~ model.name ~ "`.") -%}
+  {%- endif -%}
   {%- set missing = (row[0] | int) - (since or 0) - 1 - (row[1] | int) -%}
   {%- if missing <= 0 -%}{{ return(none) }}{%- endif -%}
   {%- set gone = "changes of run(s) " ~ ((since or 0) + 1) ~ " to " ~ (row[0] | int - 1) ~ " of '" ~ model_relation.identifier

@@ -5,6 +5,7 @@
 {% macro validate_batch(cfg, batch_relation, previous=none) -%}
   {#- Bad data fails the run before anything is written. Returns the batch's shape (and, for a
       model with flows, what the run records of each). -#}
+  {%- if cfg.flows -%}{%- do auto_cdc.check_read_versions(cfg, previous) -%}{%- endif -%}
   {%- set flows = auto_cdc.flow_records(cfg, batch_relation, previous) if cfg.flows else {} -%}
   {%- set keys = cfg.key_columns -%}
   {%- set seq_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}

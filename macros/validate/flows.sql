@@ -1,45 +1,99 @@
 {#- Stage 4, validation of a batch read from flows. In: `cfg` (its flows), the batch and what
     the last run recorded of each flow. Out: what this run records of each flow, or a Database
-    Error naming the flow whose rows have no checkpoint or no version, before anything is
-    written. -#}
+    Error naming the flow whose rows have no checkpoint or no version, or whose last version
+    read has changed since, before anything is written. -#}
+
+{% macro flow_reading(flow) -%}
+  {#- What a flow's checkpoint measures: a change of it (another checkpoint column, another
+      version expression) makes the recorded checkpoint meaningless, so the flow is read whole. -#}
+  {%- if flow.kind == 'snapshot' -%}
+    {{ return('version: ' ~ auto_cdc._normalized_sql(flow.version)) }}
+  {%- endif -%}
+  {{ return('column: ' ~ (flow.checkpoint_column | lower) if flow.checkpoint_column else none) }}
+{%- endmacro %}
+
 
 {% macro flow_records(cfg, batch, previous) -%}
-  {#- {flow: {kind, once, checkpoint_column, checkpoint_value}}: the highest checkpoint value
-      (a snapshot flow: version) read, else the one recorded before. A flow present here has
-      been read: a `once` flow is not read again until a full refresh. Flows removed from the
-      model are no longer recorded (what they wrote stays). -#}
+  {#- {flow name in lower case: {kind, once, reading, checkpoint_value, read, version_rows}}:
+      the highest checkpoint value (a snapshot flow: version) read, else the one recorded
+      before; `read`: the flow has delivered rows (a `once` flow is then not read again until a
+      full refresh; one that was empty is read again); `version_rows`: a snapshot flow's rows at
+      that version. Flows removed from the model keep their record (what they wrote stays, and
+      a `once` flow added back is not read again). -#}
   {%- set recorded = previous.flows if previous else {} -%}
   {%- set seq = auto_cdc.seq_names('__cdc_seq', 1)[0] -%}
   {%- set query -%}
     select 0 as __cdc_none
     {%- for flow in cfg.flows %}
-    {%- set value = auto_cdc.quote_identifier(flow.checkpoint_column) if flow.kind == 'cdc' and flow.checkpoint_column else (seq if flow.kind == 'snapshot' else none) %}
-    {%- if value %},
-    cast(max(case when __cdc_flow = {{ auto_cdc.string_literal(flow.name) }} then {{ value }} end) as {{ dbt.type_string() }}) as checkpoint_{{ loop.index }},
-    coalesce(sum(case when __cdc_flow = {{ auto_cdc.string_literal(flow.name) }} and __cdc_op <> 'truncate' and {{ value }} is null then 1 else 0 end), 0) as missing_{{ loop.index }}
+    {%- set this_flow = "__cdc_flow = " ~ auto_cdc.string_literal(flow.name) %}
+    {%- set value = seq if flow.kind == 'snapshot' else auto_cdc.quote_identifier(auto_cdc.flow_column(cfg.source_columns, flow.checkpoint_column)) if flow.checkpoint_column else 'null' %},
+    coalesce(sum(case when {{ this_flow }} and __cdc_op <> 'truncate' then 1 else 0 end), 0) as rows_{{ loop.index }},
+    cast(max(case when {{ this_flow }} then {{ value }} end) as {{ dbt.type_string() }}) as checkpoint_{{ loop.index }},
+    coalesce(sum(case when {{ this_flow }} and {{ value }} is null
+                      {%- if flow.kind == 'snapshot' %} and __cdc_op <> 'truncate'{% endif %} then 1 else 0 end), 0) as missing_{{ loop.index }},
+    {%- if flow.kind == 'snapshot' %}
+    coalesce(sum(case when {{ this_flow }} and __cdc_op = 'upsert' and {{ value }} = (select max({{ value }}) from {{ batch }} where {{ this_flow }})
+                 then 1 else 0 end), 0) as version_rows_{{ loop.index }}
+    {%- else %}
+    0 as version_rows_{{ loop.index }}
     {%- endif %}
     {%- endfor %}
     from {{ batch }}
   {%- endset -%}
-  {%- set result = run_query(query) -%}
-  {%- set row = result.rows[0] -%}
+  {%- set row = run_query(query).rows[0] -%}
   {%- set errors = [] -%}
   {%- set records = {} -%}
+  {%- do records.update(recorded) -%}
   {%- for flow in cfg.flows -%}
-    {%- set before = recorded.get(flow.name) or {} -%}
-    {%- set column = flow.checkpoint_column | lower if flow.checkpoint_column else none -%}
-    {%- set value = none -%}
-    {%- if ('checkpoint_' ~ loop.index) in result.column_names -%}
-      {%- if row['missing_' ~ loop.index] > 0 -%}
-        {%- do errors.append("flow '" ~ flow.name ~ "': " ~ row['missing_' ~ loop.index] ~ (
+    {%- set i = loop.index -%}
+    {%- set before = recorded.get(flow.name | lower) or {} -%}
+    {%- if flow.checkpoint_column or flow.kind == 'snapshot' -%}
+      {%- if row['missing_' ~ i] > 0 -%}
+        {%- do errors.append("flow '" ~ flow.name ~ "': " ~ row['missing_' ~ i] ~ (
             " row(s) have a NULL version (" ~ flow.version ~ "): every snapshot row needs the version it belongs to." if flow.kind == 'snapshot' else
             " event(s) have a NULL checkpoint column '" ~ flow.checkpoint_column ~ "': each run reads only rows above the last checkpoint, so such rows would never be read again. Give every row a value in the flow's query, or filter these out.")) -%}
       {%- endif -%}
-      {%- set same_reading = before.get('kind') == flow.kind and before.get('checkpoint_column') == column -%}
-      {%- set value = row['checkpoint_' ~ loop.index] or (before.get('checkpoint_value') if same_reading else none) -%}
     {%- endif -%}
-    {%- do records.update({flow.name: {'kind': flow.kind, 'once': flow.once, 'checkpoint_column': column, 'checkpoint_value': value}}) -%}
+    {%- set same_reading = before.get('kind') == flow.kind and before.get('reading') == auto_cdc.flow_reading(flow) -%}
+    {%- set new_value = row['checkpoint_' ~ i] if flow.checkpoint_column or flow.kind == 'snapshot' else none -%}
+    {%- do records.update({flow.name | lower: {
+        'kind': flow.kind, 'once': flow.once, 'reading': auto_cdc.flow_reading(flow),
+        'checkpoint_value': new_value or (before.get('checkpoint_value') if same_reading else none),
+        'read': row['rows_' ~ i] > 0 or (before.get('read') is sameas true),
+        'version_rows': row['version_rows_' ~ i] if new_value else (before.get('version_rows') if same_reading else none),
+    }}) -%}
   {%- endfor -%}
   {%- do auto_cdc.raise_bad_data(cfg.model_name, errors) -%}
   {{ return(records) }}
+{%- endmacro %}
+
+
+{% macro check_read_versions(cfg, previous) -%}
+  {#- A snapshot flow's versions are sequences in the stored state, and each is read once,
+      complete. Fails (before anything is written) when its version expression changed (the
+      stored sequences are in the old one's terms), or when the last version it read no longer
+      has the rows it had then (rows added later would never be read, and its truncate already
+      deleted their keys). -#}
+  {%- set recorded = previous.flows if previous and not auto_cdc.is_empty_run() else {} -%}
+  {%- for flow in cfg.flows if flow.kind == 'snapshot' and not flow.once -%}
+    {%- set before = recorded.get(flow.name | lower) or {} -%}
+    {%- if before.get('kind') == 'snapshot' and before.get('reading') != auto_cdc.flow_reading(flow) -%}
+      {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ flow.name ~ "' was read by "
+          ~ before.reading ~ " and is now read by " ~ auto_cdc.flow_reading(flow) ~ "; nothing was written. Its versions are sequences in"
+          ~ " the stored state, in the old expression's terms: rebuild with `dbt run --full-refresh -s " ~ cfg.model_name
+          ~ "`, or restore the old expression.") -%}
+    {%- elif before.get('version_rows') is not none -%}
+      {%- set query -%}
+        select count(*) from ({{ flow.sql }}) as src
+        where cast(({{ flow.version }}) as {{ dbt.type_string() }}) = {{ auto_cdc.string_literal(before.checkpoint_value) }}
+      {%- endset -%}
+      {%- set now = run_query(query).rows[0][0] | int -%}
+      {%- if now != before.version_rows | int -%}
+        {%- do auto_cdc.raise_bad_data(cfg.model_name, ["flow '" ~ flow.name ~ "': version " ~ before.checkpoint_value ~ " had "
+            ~ before.version_rows ~ " row(s) when it was read and has " ~ now ~ " now. A snapshot version is read once and must be"
+            ~ " complete by then (its keys missing then were deleted): load each version whole, and rebuild with `dbt run --full-refresh -s "
+            ~ cfg.model_name ~ "` to read it again."]) -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
 {%- endmacro %}
