@@ -24,7 +24,11 @@
       {%- endif %}
       {%- if cfg.checkpoint_column %},
       coalesce(sum(case when {{ auto_cdc.quote_identifier(cfg.checkpoint_column) }} is null then 1 else 0 end), 0) as null_checkpoint
-      {%- endif %}
+      {%- endif %},
+      {#- Events that share a key and sequence: only then can two of them conflict. #}
+      (select count(*) from (
+        select distinct {{ auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) }} from {{ batch_relation }} where __cdc_op <> 'truncate'
+      ) as identities) as n_identities
     from {{ batch_relation }}
   {%- endset -%}
   {%- set row = run_query(checks).rows[0] -%}
@@ -46,7 +50,7 @@
     {%- do errors.append(row['null_checkpoint'] ~ " event(s) have a NULL `checkpoint_column` '" ~ cfg.checkpoint_column
         ~ "': each run reads only rows above the last checkpoint, so such rows would never be read again. Give every row a value in the model query, or filter these out.") -%}
   {%- endif -%}
-  {%- if not errors -%}
+  {%- if not errors and row['n_identities'] < row['n_events'] - row['n_truncates'] -%}
     {%- do errors.extend(auto_cdc.conflicting_events(cfg, batch_relation)) -%}
   {%- endif -%}
   {%- do auto_cdc.raise_bad_data(cfg.model_name, errors) -%}
