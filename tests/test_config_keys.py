@@ -28,12 +28,16 @@ def test_config_key_typo_fails_with_did_you_mean(project: CdcProject, typo: str)
     fails(project, f"`{key}`", f"did you mean `{meant}`?")
 
 
-def test_typo_in_meta_and_in_dbt_project_yml_is_caught(project: CdcProject) -> None:
+def test_typo_in_meta_properties_yaml_and_dbt_project_yml_is_caught(project: CdcProject) -> None:
+    """Keys come from what the user set (`unrendered_config`), wherever they set it."""
     project.create_table("events", EVENTS)
     project.model("dim", MODEL, **CONFIG, meta={"tombstone_retension": 5})
     project.replace_rows("events", HISTORY)
     fails(project, "`tombstone_retension`", "did you mean `tombstone_retention`?")
     project.model("dim", MODEL, **CONFIG)
+    project.write("models/dim.yml", "models:\n  - name: dim\n    config:\n      column_lists: [id]\n")
+    fails(project, "`column_lists`", "did you mean `column_list`?")
+    (project.path / "models" / "dim.yml").unlink()
     project.write(
         "dbt_project.yml",
         (project.path / "dbt_project.yml").read_text() + "models:\n  cdc_test:\n    +checkpoint_colum: seq\n",
