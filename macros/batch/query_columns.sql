@@ -13,7 +13,7 @@
   {%- endcall -%}
   {%- set columns = adapter.get_columns_in_relation(probe) -%}
   {%- set compared_as_text = auto_cdc.columns_compared_as_text(probe) -%}
-  {%- do adapter.drop_relation(probe) -%}
+  {%- do auto_cdc.drop_temp_relations([probe]) -%}
   {{ return({'columns': columns, 'names': columns | map(attribute='name') | list, 'compared_as_text': compared_as_text}) }}
 {%- endmacro %}
 

@@ -39,7 +39,7 @@
 
 
 {% macro replace_temp_table(relation, sql) -%}
-  {%- do adapter.drop_relation(relation) -%}
+  {%- do auto_cdc.drop_temp_relations([relation]) -%}
   {%- call statement('auto_cdc_snapshot_temp') -%}
     {{ auto_cdc.create_temp_table(relation, sql) }}
   {%- endcall -%}
@@ -100,7 +100,7 @@
     {%- set chosen = auto_cdc.call_snapshot_function(versions.value, temps) -%}
     {%- if chosen is none -%}{{ return(false) }}{%- endif -%}
     {%- do auto_cdc.replace_temp_table(temps.current_version, auto_cdc.version_literal_sql(chosen.version_sql)) -%}
-    {%- do adapter.drop_relation(temps.current_snapshot) -%}
+    {%- do auto_cdc.drop_temp_relations([temps.current_snapshot]) -%}
     {%- call statement('auto_cdc_current_snapshot') -%}
       create temporary view {{ temps.current_snapshot }} as {{ chosen.snapshot_sql }}
     {%- endcall -%}

@@ -134,7 +134,7 @@
     {%- set flow = cfg.flows[column.name.split('__')[3] | int] -%}
     {%- do types.setdefault(flow.name, []).append(column.data_type) -%}
   {%- endfor -%}
-  {%- do adapter.drop_relation(probe) -%}
+  {%- do auto_cdc.drop_temp_relations([probe]) -%}
   {%- set first = cfg.flows[0].name -%}
   {%- for flow in cfg.flows if types[flow.name] | map('lower') | list != types[first] | map('lower') | list -%}
     {%- set order_by = {'snapshot': 'its version', 'cdc': '`sequence_by`'} -%}

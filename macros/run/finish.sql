@@ -31,9 +31,7 @@
     {%- do persist_docs(target, model) -%}
   {%- endif -%}
   {%- do run_hooks(post_hooks, inside_transaction=True) -%}
-  {%- for relation in temps -%}
-    {%- do adapter.drop_relation(relation) -%}
-  {%- endfor -%}
+  {%- do auto_cdc.drop_temp_relations(temps) -%}
   {%- do adapter.commit() -%}
   {%- do run_hooks(post_hooks, inside_transaction=False) -%}
 {%- endmacro %}
