@@ -186,15 +186,35 @@ def dbt(project: CdcProject, server: postgres_server.PostgresServer | None, *arg
     )
 
 
-def _statement_seconds(log: Path) -> float:
-    """The summed database time of the statements run for the selected nodes (not dbt's own
-    set-up queries), from the JSON debug log."""
-    total = 0.0
+def _statements(log: Path, node: str | None = None) -> list[tuple[float, str]]:
+    """The database time and text of each statement run for the selected nodes (or one node),
+    not dbt's own set-up queries, from the JSON debug log."""
+    timed: list[tuple[float, str]] = []
+    sql = ""
     for line in log.read_text().splitlines():
         event = json.loads(line)
-        if event["info"]["name"] == "SQLQueryStatus" and (event["data"].get("node_info") or {}).get("unique_id"):
-            total += float(event["data"]["elapsed"])
-    return total
+        unique_id = (event["data"].get("node_info") or {}).get("unique_id")
+        if not unique_id or (node is not None and unique_id != node):
+            continue
+        if event["info"]["name"] == "SQLQuery":
+            sql = event["data"].get("sql", "")
+        elif event["info"]["name"] == "SQLQueryStatus":
+            timed.append((float(event["data"]["elapsed"]), sql))
+    return timed
+
+
+def _statement_seconds(log: Path) -> float:
+    """The summed database time of the model's statements (with --profile, the slowest printed)."""
+    timed = _statements(log)
+    if PROFILE:
+        for elapsed, sql in sorted(timed, key=lambda t: -t[0])[:PROFILE]:
+            text = " ".join(sql.split(" */", 1)[-1].split())  # without dbt's query comment
+            print(f"  {elapsed:7.4f}  {text[:200]}")
+        print(f"  {sum(e for e, _ in timed):7.4f}  in all, {len(timed)} statements")
+    return sum(elapsed for elapsed, _ in timed)
+
+
+PROFILE = 0  # --profile N: print each dbt run's N slowest statements
 
 
 def timed_sql(project: CdcProject, statements: list[str]) -> float:
@@ -292,6 +312,36 @@ def scaling(project: CdcProject, server, w: Workload, scd: int) -> Measure:
     _prepared(project, server, w, scd)
     _load_batch(project, w)
     return dbt(project, server, "run", "-s", "dim")
+
+
+@dataclass
+class Overhead:
+    models: int
+    whole: Measure  # the invocation
+    first_s: float  # the first model's Python/Jinja time (macros compiled once per process)
+    per_model_s: float  # the median of the other models' Python/Jinja time
+
+
+def overhead(project: CdcProject, server, models: int) -> Overhead:
+    """`models` small auto_cdc models in one invocation (one thread): how much of the
+    materialization's own Python/Jinja time (model time minus its SQL) is paid once per
+    process and how much per model."""
+    project.create_table("events", {"id": "bigint", "c1": "varchar", "c2": "varchar", "op": "varchar", "seq": "bigint"})
+    events = project.relation("events")
+    project.execute(f"insert into {events} values (1, 'a', 'a', 'U', 1), (2, 'b', 'b', 'U', 1)")
+    for i in range(models):
+        project.model(f"m{i}", "select * from {{ target.schema }}.events", **CDC)
+    dbt(project, server, "run", "--threads", "1")
+    project.execute(f"insert into {events} values (1, 'c', 'c', 'U', 2), (3, 'd', 'd', 'U', 2)")
+    whole = dbt(project, server, "run", "--threads", "1")
+    log = project.path / "logs" / "dbt.log"
+    results = json.loads((project.path / "target" / "run_results.json").read_text())["results"]
+    results.sort(key=lambda r: r["timing"][0]["started_at"] if r.get("timing") else "")
+    jinja = [
+        float(r["execution_time"]) - sum(elapsed for elapsed, _ in _statements(log, r["unique_id"])) for r in results
+    ]
+    rest = sorted(jinja[1:])
+    return Overhead(models, whole, jinja[0], rest[len(rest) // 2] if rest else float("nan"))
 
 
 def snapshots_against_dbt_snapshot(project: CdcProject, server, rows: int, versions: int) -> dict[str, object]:
@@ -414,6 +464,7 @@ def run_all(
     snapshot_rows: int,
     repeat: int,
     report: Report,
+    sections: str = "12345",
 ) -> None:
     server = postgres_server.start(SERVER_SETTINGS) if "postgres" in adapters else None
     largest = sizes[-1]
@@ -427,107 +478,141 @@ def run_all(
             finally:
                 project.close()
 
-    def against_baseline(adapter: str, scenario: Callable[..., Comparison]) -> Comparison:
+    def against_baseline(adapter: str, scenario: Callable[..., Comparison], w: Workload | None = None) -> Comparison:
         def once() -> Comparison:
             with fresh(adapter) as project:
-                return scenario(project, server, Workload(largest, batch, columns=columns))
+                return scenario(project, server, w or Workload(largest, batch, columns=columns))
 
         return median_of(repeat, once)
 
     memory = ("dbt peak MB", "PG backend peak MB")
     try:
-        report.section(
-            f"1. SCD1 against a hand-written MERGE ({batch:,} in-order events on {largest:,} rows; median of {repeat})",
-            *("adapter", "auto_cdc SQL (s)", "baseline (s)", "SQL ratio", "auto_cdc model (s)", "same table"),
-            *("dbt start-up (s)", *memory),
-        )
-        for adapter in adapters:
-            r = against_baseline(adapter, scd1_against_baseline)
-            m, base = r.ours, r.baseline_s
-            report.add(
-                adapter,
-                f"{m.sql_s:.3f}",
-                f"{base:.3f}",
-                f"{m.sql_s / base:.2f}x",
-                f"{m.model_s:.2f}",
-                r.same_result,
-                f"{m.startup_s:.1f}",
-                *_memory(m),
+        if "1" in sections:
+            report.section(
+                f"1. SCD1 against a hand-written MERGE ({batch:,} in-order events on {largest:,} rows; "
+                f"median of {repeat})",
+                *("adapter", "auto_cdc SQL (s)", "baseline (s)", "SQL ratio", "auto_cdc model (s)", "same table"),
+                *("dbt start-up (s)", *memory),
             )
-
-        report.section(
-            f"2. SCD2 against a hand-written close-and-insert ({batch:,} events on {largest:,} keys; "
-            f"in order: median of {repeat})",
-            *("adapter", "events", "auto_cdc SQL (s)", "baseline (s)", "SQL ratio", "auto_cdc model (s)"),
-            *("same table", *memory),
-        )
-        for adapter in adapters:
-            r = against_baseline(adapter, scd2_against_baseline)
-            m, base = r.ours, r.baseline_s
-            report.add(
-                adapter,
-                "in order",
-                f"{m.sql_s:.3f}",
-                f"{base:.3f}",
-                f"{m.sql_s / base:.2f}x",
-                f"{m.model_s:.2f}",
-                r.same_result,
-                *_memory(m),
-            )
-            with fresh(adapter) as project:
-                m = scaling(project, server, Workload(largest, batch, late_share=0.1, columns=columns), 2)
-            report.add(
-                adapter, "10% late", f"{m.sql_s:.3f}", "cannot repair history", "", f"{m.model_s:.2f}", "", *_memory(m)
-            )
-
-        report.section(
-            f"3. Scaling: {batch:,} events (60% updates, 10% late, 10% deletes, 10% new keys) on growing targets",
-            "adapter",
-            "SCD",
-            "target rows",
-            "SQL (s)",
-            "model (s)",
-            "dbt start-up (s)",
-            *memory,
-        )
-        for adapter in adapters:
-            for scd in (1, 2):
-                for size in sizes + ([big] if big and adapter == "duckdb" else []):
-                    with fresh(adapter) as project:
-                        w = Workload(size, batch, update_share=0.6, late_share=0.1, columns=columns)
-                        m = scaling(project, server, w, scd)
-                    report.add(
-                        adapter,
-                        scd,
-                        f"{size:,}",
-                        f"{m.sql_s:.3f}",
-                        f"{m.model_s:.2f}",
-                        f"{m.startup_s:.1f}",
-                        *_memory(m),
-                    )
-
-        report.section(
-            f"4. Snapshots: auto_cdc_from_snapshot against dbt snapshot (check strategy), {snapshot_rows:,} rows",
-            *("adapter", "tool", "1st snapshot SQL (s)", "next 4 snapshots SQL (s)", "next 4 model (s)"),
-            *("dbt start-up per run (s)", *memory),
-        )
-        for adapter in adapters:
-            with fresh(adapter) as project:
-                r = snapshots_against_dbt_snapshot(project, server, snapshot_rows, 5)
-            for tool, runs in (("auto_cdc_from_snapshot", r["ours"]), ("dbt snapshot", r["theirs"])):
-                assert isinstance(runs, list)
-                later = runs[1:]
-                peak_db = max((m.db_peak_mb or 0) for m in runs) if adapter == "postgres" else None
+            for adapter in adapters:
+                r = against_baseline(adapter, scd1_against_baseline)
+                m, base = r.ours, r.baseline_s
                 report.add(
                     adapter,
-                    tool,
-                    f"{runs[0].sql_s:.2f}",
-                    f"{sum(m.sql_s for m in later):.2f}",
-                    f"{sum(m.model_s for m in later):.2f}",
-                    f"{sum(m.startup_s for m in runs) / len(runs):.1f}",
-                    _mb(max(m.dbt_peak_mb for m in runs)),
-                    _mb(peak_db),
+                    f"{m.sql_s:.3f}",
+                    f"{base:.3f}",
+                    f"{m.sql_s / base:.2f}x",
+                    f"{m.model_s:.2f}",
+                    r.same_result,
+                    f"{m.startup_s:.1f}",
+                    *_memory(m),
                 )
+
+        if "2" in sections:
+            report.section(
+                f"2. SCD2 against a hand-written close-and-insert ({batch:,} events on {largest:,} keys; "
+                f"in order: median of {repeat})",
+                *("adapter", "events", "auto_cdc SQL (s)", "baseline (s)", "SQL ratio", "auto_cdc model (s)"),
+                *("same table", *memory),
+            )
+            for adapter in adapters:
+                r = against_baseline(adapter, scd2_against_baseline)
+                m, base = r.ours, r.baseline_s
+                report.add(
+                    adapter,
+                    "in order",
+                    f"{m.sql_s:.3f}",
+                    f"{base:.3f}",
+                    f"{m.sql_s / base:.2f}x",
+                    f"{m.model_s:.2f}",
+                    r.same_result,
+                    *_memory(m),
+                )
+                with fresh(adapter) as project:
+                    m = scaling(project, server, Workload(largest, batch, late_share=0.1, columns=columns), 2)
+                report.add(
+                    adapter,
+                    "10% late",
+                    f"{m.sql_s:.3f}",
+                    "cannot repair history",
+                    "",
+                    f"{m.model_s:.2f}",
+                    "",
+                    *_memory(m),
+                )
+
+        if "3" in sections:
+            report.section(
+                f"3. Scaling: {batch:,} events (60% updates, 10% late, 10% deletes, 10% new keys) on growing targets; "
+                f"SCD1 beside the hand-written MERGE (median of {repeat})",
+                *("adapter", "SCD", "target rows", "SQL (s)", "hand-written MERGE (s)", "SQL ratio", "model (s)"),
+                *("dbt start-up (s)", *memory),
+            )
+            for adapter in adapters:
+                for scd in (1, 2):
+                    for size in sizes + ([big] if big and adapter == "duckdb" else []):
+                        w = Workload(size, batch, update_share=0.6, late_share=0.1, columns=columns)
+                        if scd == 1:
+                            # The MERGE applies the late events too (it has no sequence check): cost only.
+                            r = against_baseline(adapter, scd1_against_baseline, w)
+                            m, base, ratio = r.ours, f"{r.baseline_s:.3f}", f"{r.ours.sql_s / r.baseline_s:.2f}x"
+                        else:
+                            with fresh(adapter) as project:
+                                m, base, ratio = scaling(project, server, w, scd), "", ""
+                        report.add(
+                            adapter,
+                            scd,
+                            f"{size:,}",
+                            f"{m.sql_s:.3f}",
+                            base,
+                            ratio,
+                            f"{m.model_s:.2f}",
+                            f"{m.startup_s:.1f}",
+                            *_memory(m),
+                        )
+
+        if "4" in sections:
+            report.section(
+                f"4. Snapshots: auto_cdc_from_snapshot against dbt snapshot (check strategy), {snapshot_rows:,} rows",
+                *("adapter", "tool", "1st snapshot SQL (s)", "next 4 snapshots SQL (s)", "next 4 model (s)"),
+                *("dbt start-up per run (s)", *memory),
+            )
+            for adapter in adapters:
+                with fresh(adapter) as project:
+                    r = snapshots_against_dbt_snapshot(project, server, snapshot_rows, 5)
+                for tool, runs in (("auto_cdc_from_snapshot", r["ours"]), ("dbt snapshot", r["theirs"])):
+                    assert isinstance(runs, list)
+                    later = runs[1:]
+                    peak_db = max((m.db_peak_mb or 0) for m in runs) if adapter == "postgres" else None
+                    report.add(
+                        adapter,
+                        tool,
+                        f"{runs[0].sql_s:.2f}",
+                        f"{sum(m.sql_s for m in later):.2f}",
+                        f"{sum(m.model_s for m in later):.2f}",
+                        f"{sum(m.startup_s for m in runs) / len(runs):.1f}",
+                        _mb(max(m.dbt_peak_mb for m in runs)),
+                        _mb(peak_db),
+                    )
+        if "5" in sections:
+            report.section(
+                "5. Per-model overhead: small auto_cdc models in one invocation (one thread)",
+                *("adapter", "models", "model time, all (s)", "SQL, all (s)", "1st model Python/Jinja (s)"),
+                *("Python/Jinja per further model (s)", "dbt start-up (s)"),
+            )
+            for adapter in adapters:
+                for models in (1, 10, 50):
+                    with fresh(adapter) as project:
+                        o = overhead(project, server, models)
+                    report.add(
+                        adapter,
+                        models,
+                        f"{o.whole.model_s:.2f}",
+                        f"{o.whole.sql_s:.2f}",
+                        f"{o.first_s:.2f}",
+                        "" if models == 1 else f"{o.per_model_s:.3f}",
+                        f"{o.whole.startup_s:.1f}",
+                    )
     finally:
         if server is not None:
             server.stop()
@@ -543,14 +628,19 @@ def main() -> None:
     parser.add_argument("--snapshot-rows", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3, help="fresh set-ups per comparison with a baseline (median)")
     parser.add_argument("--quick", action="store_true", help="small sizes; print only")
+    parser.add_argument("--profile", type=int, default=0, help="print each dbt run's N slowest statements")
+    parser.add_argument("--only", nargs="+", choices="12345", help="measure only these sections (print only)")
     parser.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.big, args.batch, args.snapshot_rows, args.repeat = [20_000], 0, 2_000, 5_000, 1
     started = time.time()
     report = Report(lambda line: print(line, flush=True))
-    run_all(args.adapters, args.sizes, args.big, args.batch, args.columns, args.snapshot_rows, args.repeat, report)
-    if args.quick:
+    global PROFILE
+    PROFILE = args.profile
+    sizes = (args.sizes, args.big, args.batch, args.columns, args.snapshot_rows, args.repeat)
+    run_all(args.adapters, *sizes, report, "".join(args.only or "12345"))
+    if args.quick or args.only:
         return
     head = (REPO / "bench" / "BENCHMARKS.head.md").read_text()
     head = head.format(machine=_machine(), minutes=f"{(time.time() - started) / 60:.0f}")
