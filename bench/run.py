@@ -442,6 +442,12 @@ class Report:
         self.log(self.lines[-1])
 
 
+def _compared(r: Comparison) -> tuple[str, str, str, str, bool]:
+    """SQL, baseline, their ratio, model time, whether both left the same table."""
+    m = r.ours
+    return f"{m.sql_s:.3f}", f"{r.baseline_s:.3f}", f"{m.sql_s / r.baseline_s:.2f}x", f"{m.model_s:.2f}", r.same_result
+
+
 def median_of(runs: int, measure: Callable[[], Comparison]) -> Comparison:
     """`measure` on `runs` fresh set-ups: the run with the median SQL time, and the median
     baseline (a DuckDB commit, which writes a checkpoint, varies by a third between identical
@@ -496,17 +502,7 @@ def run_all(
             )
             for adapter in adapters:
                 r = against_baseline(adapter, scd1_against_baseline)
-                m, base = r.ours, r.baseline_s
-                report.add(
-                    adapter,
-                    f"{m.sql_s:.3f}",
-                    f"{base:.3f}",
-                    f"{m.sql_s / base:.2f}x",
-                    f"{m.model_s:.2f}",
-                    r.same_result,
-                    f"{m.startup_s:.1f}",
-                    *_memory(m),
-                )
+                report.add(adapter, *_compared(r), f"{r.ours.startup_s:.1f}", *_memory(r.ours))
 
         if "2" in sections:
             report.section(
@@ -517,17 +513,7 @@ def run_all(
             )
             for adapter in adapters:
                 r = against_baseline(adapter, scd2_against_baseline)
-                m, base = r.ours, r.baseline_s
-                report.add(
-                    adapter,
-                    "in order",
-                    f"{m.sql_s:.3f}",
-                    f"{base:.3f}",
-                    f"{m.sql_s / base:.2f}x",
-                    f"{m.model_s:.2f}",
-                    r.same_result,
-                    *_memory(m),
-                )
+                report.add(adapter, "in order", *_compared(r), *_memory(r.ours))
                 with fresh(adapter) as project:
                     m = scaling(project, server, Workload(largest, batch, late_share=0.1, columns=columns), 2)
                 report.add(
