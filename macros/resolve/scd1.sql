@@ -57,11 +57,9 @@
   batch_keys as (
     {{ auto_cdc.scd1_batch_keys_sql(arg_dict.cfg, arg_dict.batch) }}
   ),
-  {%- if arg_dict.truncating %}
   touched as (
     {{ auto_cdc.scd1_touched_keys_sql(arg_dict) }}
   ),
-  {%- endif %}
   joined as (
     {{ auto_cdc.scd1_joined_sql(arg_dict) }}
   ),
@@ -129,11 +127,11 @@
 
 
 {% macro scd1_touched_keys_sql(arg_dict) -%}
-  {#- When a truncate advances: the batch's keys and every stored row (or, with partial updates,
-      column) older than it; only then does a run touch the whole state. (Without one the
-      touched keys are the batch's own, read from batch_keys directly.) -#}
+  {#- The batch's keys; when a truncate advances, also every stored row (or, with partial
+      updates, column) older than it: only then does a run touch the whole state. -#}
   {%- set cfg = arg_dict.cfg -%}
   select {{ auto_cdc.quoted_list(cfg.key_columns) }} from batch_keys where __cdc_key_row = 1
+  {%- if arg_dict.truncating %}
   union
   select {{ auto_cdc.quoted_list(cfg.key_columns, 's.') }}
   from {{ arg_dict.state }} as s
@@ -142,6 +140,7 @@
     {%- for column in cfg.value_columns if cfg.partial %}
     or {{ auto_cdc.seq_older(auto_cdc.column_seq_prefix(column), '__cdc_watermark', cfg.seq_parts, 's', 'w') }}
     {%- endfor %}
+  {%- endif %}
 {%- endmacro %}
 
 
@@ -150,12 +149,11 @@
   {%- set cfg = arg_dict.cfg -%}
   {%- set n = cfg.seq_parts -%}
   {%- set keys = cfg.key_columns -%}
-  {%- set k = 'k' if arg_dict.truncating else 'b' -%}
   {#- A tombstone past its retention is forgotten: late upserts pass it again. -#}
   {%- set live_tombstone -%}
     not (s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null and s.__cdc_deleted_at < {{ auto_cdc.seconds_ago(cfg.tombstone_retention) }})
   {%- endset -%}
-  select {{ auto_cdc.quoted_list(keys, k ~ '.') }},
+  select {{ auto_cdc.quoted_list(keys, 'k.') }},
     {{ auto_cdc.seq_select('__cdc_batch_upsert_seq', '__cdc_batch_upsert_seq', n, alias='b') }},
     {{ auto_cdc.seq_select('__cdc_batch_delete_seq', '__cdc_batch_delete_seq', n, alias='b') }},
     {{ auto_cdc.seq_select('__cdc_upsert_seq', '__cdc_stored_upsert_seq', n, alias='s') }},
@@ -172,18 +170,11 @@
     {{ auto_cdc.seq_select(auto_cdc.column_seq_prefix(column), names.stored_seq, n, alias='s') }}
     {%- endif %}
     {%- endfor %}
-  {%- if arg_dict.truncating %}
   from touched as k
   left join batch_keys as b on {{ auto_cdc.keys_match(keys, 'k', 'b') }} and b.__cdc_key_row = 1
-  {%- else %}
-  from batch_keys as b
-  {%- endif %}
-  left join {{ arg_dict.state }} as s on {{ auto_cdc.keys_match(keys, k, 's') }}
-  left join {{ arg_dict.target }} as t on {{ auto_cdc.keys_match(keys, k, 't') }}
+  left join {{ arg_dict.state }} as s on {{ auto_cdc.keys_match(keys, 'k', 's') }}
+  left join {{ arg_dict.target }} as t on {{ auto_cdc.keys_match(keys, 'k', 't') }}
   cross join watermark as w
-  {%- if not arg_dict.truncating %}
-  where b.__cdc_key_row = 1
-  {%- endif %}
 {%- endmacro %}
 
 
