@@ -1,8 +1,14 @@
 """Fixtures: a private PostgreSQL server for the session, and a fresh dbt project per test
-on each adapter (`project` is parametrized over DuckDB and PostgreSQL)."""
+on each adapter (`project` is parametrized over DuckDB and PostgreSQL).
+
+A fresh project is an emptied directory that a worker reuses, with the same profile and
+schema: everything the previous test wrote is gone (models, YAML, the DuckDB file, the
+PostgreSQL schema, dbt's artifacts) except dbt's partial-parse file, so dbt parses only the new
+test's files, as on any user's second run, instead of all ~800 macros again (3-8 s a test)."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +18,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import postgres_server
-from harness import ADAPTERS, CdcProject
+from harness import ADAPTERS, CdcProject, new_schema_name
+
+KEPT = {"dbt_packages", "target"}  # the package link, and dbt's partial_parse.msgpack in target/
 
 
 @pytest.fixture(scope="session")
@@ -24,10 +32,33 @@ def postgres() -> Iterator[postgres_server.PostgresServer]:
         server.stop()
 
 
-def _make_project(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CdcProject]:
+@pytest.fixture(scope="session")
+def project_slots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
+    """This worker's project directories and their PostgreSQL schemas, by fixture and adapter."""
+    return {}
+
+
+def _emptied(path: Path) -> Path:
+    """`path` with nothing left of a previous test but KEPT (dbt_packages/ is recreated as it was)."""
+    path.mkdir(parents=True, exist_ok=True)
+    for child in path.iterdir():
+        if child.name == "target":
+            for artifact in child.iterdir():
+                if artifact.name != "partial_parse.msgpack":
+                    shutil.rmtree(artifact) if artifact.is_dir() else artifact.unlink()
+        elif child.name not in KEPT:
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    return path
+
+
+def _make_project(request: pytest.FixtureRequest, slot: str) -> Iterator[CdcProject]:
     adapter = request.param
     server = request.getfixturevalue("postgres") if adapter == "postgres" else None
-    project = CdcProject(tmp_path / adapter, adapter, server)
+    slots = request.getfixturevalue("project_slots")
+    if slot not in slots:
+        slots[slot] = (request.getfixturevalue("tmp_path_factory").mktemp(slot), new_schema_name())
+    path, schema = slots[slot]
+    project = CdcProject(_emptied(path), adapter, server, schema)
     try:
         yield project
     finally:
@@ -35,11 +66,11 @@ def _make_project(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cd
 
 
 @pytest.fixture(params=ADAPTERS)
-def project(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CdcProject]:
-    yield from _make_project(request, tmp_path)
+def project(request: pytest.FixtureRequest) -> Iterator[CdcProject]:
+    yield from _make_project(request, f"test-{request.param}")
 
 
 @pytest.fixture(scope="module", params=ADAPTERS)
-def module_project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CdcProject]:
+def module_project(request: pytest.FixtureRequest) -> Iterator[CdcProject]:
     """One project per module and adapter, for tests that reset their own tables (hypothesis)."""
-    yield from _make_project(request, tmp_path_factory.mktemp("module"))
+    yield from _make_project(request, f"module-{request.param}")

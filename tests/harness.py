@@ -30,6 +30,11 @@ ADAPTERS = ("duckdb", "postgres")
 HYPOTHESIS_EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "4"))
 
 
+def new_schema_name() -> str:
+    """A PostgreSQL schema of its own (the tests' workers share one server)."""
+    return f"cdc_{uuid.uuid4().hex[:12]}"
+
+
 # The package's limit for the names it derives (macros/_util/identifiers.sql), on every adapter.
 MAX_IDENTIFIER_LENGTH = 63
 
@@ -81,11 +86,11 @@ class RunOutcome:
 class CdcProject:
     """One dbt project directory and one schema, on one adapter."""
 
-    def __init__(self, path: Path, adapter: str, postgres: PostgresServer | None) -> None:
+    def __init__(self, path: Path, adapter: str, postgres: PostgresServer | None, schema: str | None = None) -> None:
         self.path = path
         self.adapter = adapter
         self.postgres = postgres
-        self.schema = "main" if adapter == "duckdb" else f"cdc_{uuid.uuid4().hex[:12]}"
+        self.schema = "main" if adapter == "duckdb" else schema or new_schema_name()
         (path / "models").mkdir(parents=True, exist_ok=True)
         (path / "dbt_packages").mkdir(exist_ok=True)
         link = path / "dbt_packages" / "auto_cdc"
@@ -115,7 +120,7 @@ class CdcProject:
         self._output = output
         self._write_profile()
         if adapter == "postgres":
-            self.execute(f'create schema "{self.schema}"')
+            self.execute(f'drop schema if exists "{self.schema}" cascade; create schema "{self.schema}"')
 
     def _write_profile(self) -> None:
         profile = {"cdc_test": {"target": self.adapter, "outputs": {self.adapter: self._output}}}
