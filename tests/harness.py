@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any
 
 import duckdb
 import psycopg2
-from dbt.cli.main import dbtRunner
+from dbt.cli.main import dbtRunner, dbtRunnerResult
 
 from postgres_server import PostgresServer
 
@@ -33,6 +34,28 @@ HYPOTHESIS_EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "4"))
 def new_schema_name() -> str:
     """A PostgreSQL schema of its own (the tests' workers share one server)."""
     return f"cdc_{uuid.uuid4().hex[:12]}"
+
+
+def invoke_dbt(command: list[str], callbacks: Sequence[Any] = ()) -> dbtRunnerResult:
+    """dbtRunner().invoke(command), in a thread of its own. dbt-common names each adapter
+    behavior flag's source with inspect.stack() at every adapter registration (once per
+    invocation), and that walks the whole stack reading source lines: 30-60 ms per flag under
+    pytest, xdist and hypothesis frames, most of a small run's time; a new thread's stack is
+    a few frames (0.4 ms)."""
+    outcome: dict[str, Any] = {}
+
+    def invoke() -> None:
+        try:
+            outcome["result"] = dbtRunner(callbacks=list(callbacks)).invoke(command)
+        except BaseException as error:  # re-raised in the test's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=invoke, name="dbt")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
 
 
 # The package's limit for the names it derives (macros/_util/identifiers.sql), on every adapter.
@@ -179,7 +202,7 @@ class CdcProject:
             if event.info.level == "warn":
                 warnings.append(event.info.msg)
 
-        result = dbtRunner(callbacks=[collect]).invoke(command)
+        result = invoke_dbt(command, callbacks=[collect])
         if self.adapter == "duckdb":
             self._release_duckdb()
         (invocation_id,) = invocation_ids  # every event of an invocation carries its id

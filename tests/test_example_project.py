@@ -14,9 +14,8 @@ from pathlib import Path
 
 import psycopg2
 import pytest
-from dbt.cli.main import dbtRunner
 
-from harness import ADAPTERS, REPO_ROOT, CdcProject
+from harness import ADAPTERS, REPO_ROOT, CdcProject, invoke_dbt
 from postgres_server import PostgresServer
 
 EXAMPLE = REPO_ROOT / "integration_tests"
@@ -50,7 +49,7 @@ def _dbt(adapter: str, tmp: Path, *args: str) -> list:
     common = ["--project-dir", str(EXAMPLE), "--profiles-dir", str(EXAMPLE), "--target", adapter]
     os.environ["DBT_TARGET_PATH"] = str(tmp / "target")
     os.environ["DBT_LOG_PATH"] = str(tmp / "logs")
-    result = dbtRunner().invoke([*args, *common])
+    result = invoke_dbt([*args, *common])
     CdcProject._release_duckdb()
     assert result.success, result.exception or [str(r.message) for r in result.result.results]
     return list(getattr(result.result, "results", None) or [])
