@@ -26,8 +26,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 ADAPTERS = ("duckdb", "postgres")
 # Random cases per property test and adapter (34 tests, each case several dbt runs). Every run
 # draws new cases; raise it for a deeper search (e.g. AUTO_CDC_HYPOTHESIS_EXAMPLES=200
-# overnight). 10 cases add ~5 minutes to the suite's 20 at 4 (two cores), which leaves CI
-# room for the Spark tier to come.
+# overnight). With 10 the suite takes 28 minutes on two cores (20 with 4), which leaves CI room
+# for the Spark tier to come.
 HYPOTHESIS_EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "10"))
 
 
