@@ -59,6 +59,9 @@ def _make_project(request: pytest.FixtureRequest, slot: str) -> Iterator[CdcProj
         slots[slot] = (request.getfixturevalue("tmp_path_factory").mktemp(slot), new_schema_name())
     path, schema = slots[slot]
     project = CdcProject(_emptied(path), adapter, server, schema)
+    tables = f"select table_name from information_schema.tables where table_schema = '{project.schema}'"
+    leftovers = project.query(tables)  # e.g. a database dbt-duckdb kept open past a test
+    assert not leftovers, f"{slot} kept tables of an earlier test: {leftovers}"
     try:
         yield project
     finally:

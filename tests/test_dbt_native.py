@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from harness import CdcProject
+from harness import CdcProject, new_schema_name
 from scenarios import CONFIG, EVENTS, MODEL
 
 
@@ -54,7 +54,7 @@ def test_build_runs_tests_after_the_model_and_docs_generate(project: CdcProject)
 
 @pytest.mark.parametrize("project", ["postgres"], indirect=True)  # DuckDB has no roles
 def test_grants_on_postgres(project: CdcProject) -> None:
-    role = f"reader_{project.schema}"
+    role = f"reader_{new_schema_name()}"  # roles are the server's, not the schema's
     project.execute(f"create role {role}")
     try:
         project.create_table("events", EVENTS)
@@ -85,7 +85,7 @@ def test_snapshot_model_runs_hooks_persists_docs_and_grants(project: CdcProject)
     grants land on the target (grants where the database has roles)."""
     project.create_table("source", {"id": "integer", "name": "varchar"})
     project.create_table("audit", {"n": "integer"})
-    role = f"reader_{project.schema}"
+    role = f"reader_{new_schema_name()}"  # roles are the server's, not the schema's
     extra: dict[str, object] = {}
     if project.adapter == "postgres":
         project.execute(f"create role {role}")

@@ -117,7 +117,12 @@ def test_concurrent_runs_of_one_model_serialise_on_postgres(project: CdcProject)
     )
     project.replace_rows("events", [(k, f"v{s}", s) for k in range(1, 51) for s in (1, 2, 3)])
     first, second = _dbt_run_process(project, "first"), _dbt_run_process(project, "second")
-    outputs = [process.communicate(timeout=300)[0].decode() for process in (first, second)]
+    try:
+        outputs = [process.communicate(timeout=300)[0].decode() for process in (first, second)]
+    finally:  # never left running into the next test, which reuses this project's directory and schema
+        for process in (first, second):
+            process.kill()
+            process.wait()
     assert first.returncode == 0 and second.returncode == 0, outputs
     assert len(project.rows("dim")) == 150
     assert project.query(f'select count(*) from {project.relation("dim")} where "__END_AT" is null') == [(50,)]
