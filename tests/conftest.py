@@ -4,12 +4,16 @@ on each adapter (`project` is parametrized over DuckDB and PostgreSQL).
 A fresh project is an emptied directory that a worker reuses, with the same profile and
 schema: everything the previous test wrote is gone (models, YAML, the DuckDB file, the
 PostgreSQL schema, dbt's artifacts) except dbt's partial-parse file, so dbt parses only the new
-test's files, as on any user's second run, instead of all ~800 macros again (3-8 s a test)."""
+test's files, as on any user's second run, instead of all ~800 macros again (3-8 s a test).
+AUTO_CDC_FRESH_PROJECTS=1 gives every test a new directory and schema instead (dbt parses
+everything each time): to rule out partial parsing when a test fails in the suite only."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +25,7 @@ import postgres_server
 from harness import ADAPTERS, CdcProject, new_schema_name
 
 KEPT = {"dbt_packages", "target"}  # the package link, and dbt's partial_parse.msgpack in target/
+FRESH_PROJECTS = os.environ.get("AUTO_CDC_FRESH_PROJECTS") == "1"
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +60,8 @@ def _make_project(request: pytest.FixtureRequest, slot: str) -> Iterator[CdcProj
     adapter = request.param
     server = request.getfixturevalue("postgres") if adapter == "postgres" else None
     slots = request.getfixturevalue("project_slots")
+    if FRESH_PROJECTS:
+        slot = f"{slot}-{uuid.uuid4().hex[:8]}"
     if slot not in slots:
         slots[slot] = (request.getfixturevalue("tmp_path_factory").mktemp(slot), new_schema_name())
     path, schema = slots[slot]
