@@ -32,7 +32,7 @@ HYPOTHESIS_EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "10"))
 
 
 def new_schema_name() -> str:
-    """A PostgreSQL schema of its own (the tests' workers share one server)."""
+    """A PostgreSQL schema name of its own (workers share one server with AUTO_CDC_PGPORT)."""
     return f"cdc_{uuid.uuid4().hex[:12]}"
 
 
