@@ -73,6 +73,8 @@ def test_spec_7_5_per_run_versions(project: CdcProject, scd_type: int) -> None:
     if scd_type == 2:
         assert second == (7, 0)  # 3 rows closed, 4 opened
         assert project.rows("users") == SPEC_7_5_SCD2
+        # SCD2 from snapshots resolves from the open rows: it stores no events.
+        assert project.rows("users__cdc_state") == []
     else:
         assert second == (4, 1)
         assert project.rows("users") == SPEC_7_5_SCD1
@@ -277,6 +279,20 @@ def test_untracked_change_updates_the_current_row_in_place(project: CdcProject) 
     assert project.rows("users") == [(1, "Isabel", "Chihuahua", 0, None)]
 
 
+def test_changed_track_history_list_keeps_closed_rows(project: CdcProject) -> None:
+    """SCD2 from snapshots stores no events: a new tracked list applies from each key's open row on."""
+    project.create_table("source", {"userId": "integer", "name": "varchar", "city": "varchar"})
+    project.model("users", SOURCE, **PER_RUN, stored_as_scd_type=2)
+    for city in ["Oaxaca", "Monterrey"]:
+        project.replace_rows("source", [(1, "Isabel", city)])
+        project.run()
+    project.model("users", SOURCE, **PER_RUN, stored_as_scd_type=2, track_history_column_list=["name"])
+    project.replace_rows("source", [(1, "Isabel", "Tijuana")])
+    outcome = project.run()
+    assert any("closed rows stay as they are" in w for w in outcome.warnings), outcome.warnings
+    assert project.rows("users") == [(1, "Isabel", "Oaxaca", 0, 1), (1, "Isabel", "Tijuana", 1, None)]
+
+
 def test_new_source_column_is_appended_without_new_versions(project: CdcProject) -> None:
     _per_run(project, 2)
     project.insert("source", SNAPSHOT_A)
@@ -287,6 +303,18 @@ def test_new_source_column_is_appended_without_new_versions(project: CdcProject)
     assert project.columns("users") == ["userId", "city", "__START_AT", "__END_AT", "zip"]
     assert project.rows("users") == sort_rows(
         [(1, "Oaxaca", 0, None, "68000"), (2, "Monterrey", 0, None, None), (3, "Tijuana", 0, None, None)]
+    )
+    # Once the column exists, a snapshot's NULL is a value like any other: key 2 changes from
+    # NULL to "64000" at version 2 and opens a version (README, "Snapshot semantics").
+    project.replace_rows("source", [(1, "Oaxaca", "68000"), (2, "Monterrey", "64000"), (3, "Tijuana", None)])
+    project.run()
+    assert project.rows("users") == sort_rows(
+        [
+            (1, "Oaxaca", 0, None, "68000"),
+            (2, "Monterrey", 0, 2, None),
+            (2, "Monterrey", 2, None, "64000"),
+            (3, "Tijuana", 0, None, None),
+        ]
     )
 
 

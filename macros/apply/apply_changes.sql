@@ -5,7 +5,7 @@
 {% macro apply_changes(arg_dict) -%}
   {%- set cfg = arg_dict.cfg -%}
   {#- Resolve: the rows the touched keys must have, and the action each needs. -#}
-  {%- if cfg.scd_type != '1' -%}
+  {%- if cfg.scd_type != '1' and not cfg.history_from_open_rows -%}
     {%- do auto_cdc.fill_temp_table(arg_dict.history, auto_cdc.scd2_history_sql(arg_dict), cfg.key_columns + ['__cdc_run_tail']) -%}
   {%- endif -%}
   {%- do auto_cdc.fill_temp_table(arg_dict.changes, auto_cdc.changes_sql(arg_dict), cfg.key_columns + ['__cdc_action']) -%}

@@ -1,12 +1,14 @@
 {#- Stage 7, apply: the state. In: the resolved changes (SCD1) or the history and the batch
     (SCD2, bitemporal). Out: the touched keys' state rewritten, inside the model's transaction:
     SCD1 keeps one row per key with a visible row or a live tombstone; SCD2 and bitemporal keep
-    the events. -#}
+    the events (SCD2 from snapshots keeps none: cfg.history_from_open_rows). -#}
 
 {% macro write_state_statements(arg_dict) -%}
   {%- if arg_dict.cfg.scd_type == '1' -%}
     {{ return([auto_cdc.scd1_forget_touched_sql(arg_dict), auto_cdc.scd1_store_touched_sql(arg_dict),
                auto_cdc.scd1_forget_expired_sql(arg_dict)]) }}
+  {%- elif arg_dict.cfg.history_from_open_rows -%}
+    {{ return([]) }}
   {%- elif arg_dict.cfg.scd_type == '2' -%}
     {{ return([auto_cdc.scd2_forget_events_sql(arg_dict), auto_cdc.scd2_store_events_sql(arg_dict)]) }}
   {%- endif -%}

@@ -34,6 +34,11 @@
       'snapshot_version_query': 'the next versions come from the new query, compared with the processed ones',
       'snapshot_version_function': 'the next versions come from the new function, compared with the processed ones',
   } -%}
+  {%- if snapshot -%}
+    {#- SCD2 from snapshots stores no events: what a key's closed rows say is final. -#}
+    {%- set tracked_effect = "each key's closed rows stay as they are; its open row and the next versions follow the new list (`--full-refresh` starts again from the current snapshot)" -%}
+    {%- do effects.update({'track_history_column_list': tracked_effect, 'track_history_except_column_list': tracked_effect}) -%}
+  {%- endif -%}
   {%- set errors = [] -%}
   {%- set warnings = [] -%}
   {%- for name, value in now.items() if name in before and before[name] != value -%}

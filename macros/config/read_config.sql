@@ -41,6 +41,8 @@
           ~ (errors | join('\n  - '))) -%}
   {%- endif -%}
 
+  {#- history_from_open_rows: SCD2 from snapshots stores no events. Versions only grow, so a key's
+      rows before its open one are final, and the open row stands for the events that made it. -#}
   {{ return({
       'model_name': model.name,
       'seq_type': seq_type,
@@ -64,6 +66,7 @@
       'tombstone_retention': values.tombstone_retention,
       'on_schema_change': values.on_schema_change,
       'snapshot': snapshot,
+      'history_from_open_rows': snapshot and scd_type == '2',
       'version_column': sequence.version_column,
       'system_expr': system.expr,
       'system_column': system.column,

@@ -42,7 +42,7 @@
   {%- if rebuild and (not empty_run or mode == 'create') -%}
     {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing) -%}
   {%- elif not rebuild and not empty_run -%}
-    {%- set cfg = auto_cdc.narrow_to_target(cfg, auto_cdc.reconcile_schema(cfg, target_relation, batch_columns, state)) -%}
+    {%- set cfg = auto_cdc.narrow_to_target(cfg, auto_cdc.reconcile_schema(cfg, target_relation, batch_columns, state).ignored) -%}
     {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}
     {%- do auto_cdc.evolve_run_history(state.runs, previous) -%}
   {%- endif -%}

@@ -43,8 +43,10 @@
     {%- set snapshot_columns = adapter.get_columns_in_relation(temps.snapshots) -%}
     {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns) -%}
     {%- do auto_cdc.enforce_contract(cfg, auto_cdc.snapshot_rows_as_batch(temps.snapshots)) -%}
+    {%- set schema_change = {'appended': [], 'ignored': []} -%}
     {%- if not rebuild -%}
-      {%- set cfg = auto_cdc.narrow_to_target(cfg, auto_cdc.reconcile_schema(cfg, target_relation, snapshot_columns, state)) -%}
+      {%- set schema_change = auto_cdc.reconcile_schema(cfg, target_relation, snapshot_columns, state) -%}
+      {%- set cfg = auto_cdc.narrow_to_target(cfg, schema_change.ignored) -%}
     {%- endif -%}
     {%- do auto_cdc.fill_temp_table(temps.batch, auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions,
         none if rebuild else target_relation, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op']) -%}
@@ -56,6 +58,10 @@
     {%- if rebuild -%}
       {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing) -%}
       {%- do auto_cdc.run_statements([auto_cdc.create_versions_table_sql(state.versions, temps.read_versions)]) -%}
+    {%- elif cfg.history_from_open_rows -%}
+      {#- SCD2 keeps no events: the open rows never carried the columns this run appends. -#}
+      {%- set known_columns = schema_change.appended -%}
+      {%- do auto_cdc.evolve_run_history(state.runs, previous) -%}
     {%- else -%}
       {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}
       {%- do auto_cdc.evolve_run_history(state.runs, previous) -%}

@@ -3,13 +3,18 @@
     layout). Out: the final select of the changes: per row identity, the desired row and the
     action (`__cdc_action`) that gets the target there; only differences are written. -#}
 
-{% macro compare_with_target_sql(cfg, target) -%}
+{% macro compare_with_target_sql(cfg, target, open_rows_only=false) -%}
+  {#- `open_rows_only`: `desired` covers only each key's open row and what follows it (SCD2 from
+      snapshots), so the closed rows are left out rather than read as rows to delete. -#}
   {%- set layout = auto_cdc.target_layout(cfg) -%}
   {%- set first_key = auto_cdc.quote_identifier(cfg.key_columns[0]) -%}
   current_rows as (
     select {{ auto_cdc.quoted_list(layout.identity + layout.updated, 't.') }}
     from {{ target }} as t
     where exists (select 1 from touched as k where {{ auto_cdc.keys_match(cfg.key_columns, 'k', 't') }})
+    {%- if open_rows_only %}
+      and t.{{ auto_cdc.quote_identifier('__END_AT') }} is null
+    {%- endif %}
   )
 
   select

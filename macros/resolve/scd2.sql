@@ -8,21 +8,38 @@
 
 {% macro default__scd2_changes_sql(arg_dict) -%}
   {%- set cfg = arg_dict.cfg -%}
-  {%- set keys = cfg.key_columns -%}
-  {%- set start = auto_cdc.quote_identifier('__START_AT') -%}
-  {%- set end = auto_cdc.quote_identifier('__END_AT') -%}
+  {%- if cfg.history_from_open_rows %}
+  {#- The history is resolved inline: only this statement reads it. -#}
   with
+  history as (
+    {{ auto_cdc.scd2_open_row_history_sql(arg_dict) }}
+  ),
+
+  {{ auto_cdc.scd2_desired_ctes(cfg, 'history') }}
+
+  {{ auto_cdc.compare_with_target_sql(cfg, arg_dict.target, open_rows_only=true) }}
+  {%- else %}
+  with
+  {{ auto_cdc.scd2_desired_ctes(cfg, arg_dict.history) }}
+
+  {{ auto_cdc.compare_with_target_sql(cfg, arg_dict.target) }}
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro scd2_desired_ctes(cfg, history) -%}
+  {#- CTEs `touched` and `desired` (ending in a comma): the keys `history` holds, and one row per
+      run, in the target's layout. -#}
+  {%- set keys = cfg.key_columns -%}
   touched as (
-    select distinct {{ auto_cdc.quoted_list(keys) }} from {{ arg_dict.history }}
+    select distinct {{ auto_cdc.quoted_list(keys) }} from {{ history }}
   ),
 
   desired as (
     select {{ auto_cdc.quoted_list(keys + cfg.value_columns) }},
-      {{ auto_cdc.seq_value('__cdc_run_start', cfg) }} as {{ start }},
-      {{ auto_cdc.seq_value('__cdc_next_seq', cfg) }} as {{ end }}
-    from {{ arg_dict.history }}
+      {{ auto_cdc.seq_value('__cdc_run_start', cfg) }} as {{ auto_cdc.quote_identifier('__START_AT') }},
+      {{ auto_cdc.seq_value('__cdc_next_seq', cfg) }} as {{ auto_cdc.quote_identifier('__END_AT') }}
+    from {{ history }}
     where __cdc_run_tail
   ),
-
-  {{ auto_cdc.compare_with_target_sql(cfg, arg_dict.target) }}
 {%- endmacro %}

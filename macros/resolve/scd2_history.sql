@@ -64,6 +64,39 @@
 {%- endmacro %}
 
 
+{% macro scd2_open_row_history_sql(arg_dict) -%}
+  {#- SCD2 from snapshots (cfg.history_from_open_rows): the same history without stored events.
+      Versions only grow (a late snapshot is skipped), so every row of a key before its open row
+      is final; the open row stands for the events of its run, as one upsert at its __START_AT
+      with its values. `known_columns` here are the columns appended by this run, which the open
+      rows never carried: they are not compared with the batch, so appending one opens no version. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set keys = auto_cdc.quoted_list(cfg.key_columns) -%}
+  with
+  new_events as (
+    {{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}
+  ),
+
+  touched as (
+    select distinct {{ keys }} from new_events
+  ),
+
+  all_events as (
+    select new_events.*, true as __cdc_new from new_events
+    union all
+    select {{ auto_cdc.quoted_list(cfg.key_columns, 't.') }}, t.{{ auto_cdc.quote_identifier('__START_AT') }}, 'upsert'
+      {%- for column in cfg.value_columns %}, t.{{ auto_cdc.quote_identifier(column) }}{% endfor %}
+      {%- for column in arg_dict.known_columns %}, false{% endfor %},
+      {{ dbt.current_timestamp() }}, false
+    from {{ arg_dict.target }} as t
+    where t.{{ auto_cdc.quote_identifier('__END_AT') }} is null
+      and exists (select 1 from touched as k where {{ auto_cdc.keys_match(cfg.key_columns, 'k', 't') }})
+  ),
+
+  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, arg_dict.known_columns) }}
+{%- endmacro %}
+
+
 {% macro scd2_new_events_sql(cfg, batch, known_columns) -%}
   {#- The batch's events as the SCD2 (and bitemporal) histories store them. Deletes carry no
       values. Copies of one event (they agree on everything kept: validate_batch) collapse. -#}

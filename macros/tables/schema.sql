@@ -1,14 +1,15 @@
 {#- Stage 5, tables (existing ones follow the source). In: `cfg`, the batch's columns, the model's
     tables. Out: new source columns appended (or ignored, or an error: on_schema_change), widened
     types widened in every table that holds the column's values, any other type change an error;
-    returns the columns the run does not write (on_schema_change='ignore'). -#}
+    returns the columns appended and those the run does not write (on_schema_change='ignore'). -#}
 
 {% macro reconcile_schema(cfg, target, source_columns, state) -%}
   {#- on_schema_change: a written column the target does not have yet is appended, ignored, or
       fails the run. Columns the source no longer returns stay in the target: updates keep
       their values, inserts leave them NULL. A column whose type widened is widened wherever
       its values are kept. `source_columns`: the batch's (snapshots') columns; `state`: the
-      model's state relations. Returns the configuration with the columns to write. -#}
+      model's state relations. Returns {'appended': [...], 'ignored': [...]}: the columns this
+      run appended, and the new columns it does not write (on_schema_change='ignore'). -#}
   {%- set target_columns = adapter.get_columns_in_relation(target) -%}
   {%- set target_names = target_columns | map(attribute='name') | map('lower') | list -%}
   {%- set built_as = '1' if '__start_at' not in target_names else ('bitemporal' if '__system_start_at' in target_names else '2') -%}
@@ -30,12 +31,13 @@
 
   {#- Types first, on the columns the tables already have. -#}
   {%- set tables = [(target, target_columns, auto_cdc.held_columns(cfg, 'target'))] -%}
-  {%- for kind in ['state', 'runs', 'versions'] if kind != 'versions' or cfg.snapshot -%}
+  {#- SCD2 from snapshots stores no events: its state table holds no column values. -#}
+  {%- for kind in ['state', 'runs', 'versions'] if (kind != 'versions' or cfg.snapshot) and (kind != 'state' or not cfg.history_from_open_rows) -%}
     {%- set columns = adapter.get_columns_in_relation(state[kind]) -%}
     {%- do tables.append((state[kind], columns, auto_cdc.held_columns(cfg, kind))) -%}
   {%- endfor -%}
   {%- do auto_cdc.reconcile_column_types(cfg, tables, source_columns) -%}
-  {%- if not new_columns -%}{{ return([]) }}{%- endif -%}
+  {%- if not new_columns -%}{{ return({'appended': [], 'ignored': []}) }}{%- endif -%}
 
   {%- if cfg.on_schema_change == 'fail' -%}
     {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': the model query has new column(s) "
@@ -48,7 +50,7 @@
     {%- endfor -%}
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target, info=true) -%}
     {%- do auto_cdc.run_statements(auto_cdc.add_columns(target, additions)) -%}
-    {%- if cfg.scd_type != '1' -%}
+    {%- if cfg.scd_type != '1' and not cfg.history_from_open_rows -%}
       {#- The stored events never carried the new column: NULL, and marked as not known. -#}
       {%- set known = [] -%}
       {%- for column in new_columns -%}
@@ -56,10 +58,10 @@
       {%- endfor -%}
       {%- do auto_cdc.run_statements(auto_cdc.add_columns(state.state, additions + known)) -%}
     {%- endif -%}
-    {{ return([]) }}
+    {{ return({'appended': new_columns, 'ignored': []}) }}
   {%- endif -%}
   {#- 'ignore': the run writes only the columns the target has. -#}
-  {{ return(new_columns) }}
+  {{ return({'appended': [], 'ignored': new_columns}) }}
 {%- endmacro %}
 
 
