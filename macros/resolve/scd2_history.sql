@@ -16,13 +16,7 @@
   {%- set columns = cfg.value_columns -%}
   {%- set flags = auto_cdc.event_flags(cfg, arg_dict.known_columns) -%}
   with
-  new_events as (
-    {{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}
-  ),
-
-  touched as (
-    select distinct {{ keys }} from new_events
-  ),
+  {{ auto_cdc.scd2_batch_ctes(cfg, arg_dict) }}
 
   all_events as (
     {#- A redelivered event (same key and sequence) replaces the stored one. __cdc_new tells
@@ -73,13 +67,7 @@
   {%- set cfg = arg_dict.cfg -%}
   {%- set keys = auto_cdc.quoted_list(cfg.key_columns) -%}
   with
-  new_events as (
-    {{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}
-  ),
-
-  touched as (
-    select distinct {{ keys }} from new_events
-  ),
+  {{ auto_cdc.scd2_batch_ctes(cfg, arg_dict) }}
 
   all_events as (
     select new_events.*, true as __cdc_new from new_events
@@ -94,6 +82,18 @@
   ),
 
   {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, arg_dict.known_columns) }}
+{%- endmacro %}
+
+
+{% macro scd2_batch_ctes(cfg, arg_dict) -%}
+  {#- CTEs `new_events` (the batch's events, as stored) and `touched` (their keys), each with its comma. -#}
+  new_events as (
+    {{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}
+  ),
+
+  touched as (
+    select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }} from new_events
+  ),
 {%- endmacro %}
 
 
