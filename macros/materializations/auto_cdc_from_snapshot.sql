@@ -61,6 +61,7 @@
     {%- elif cfg.history_from_open_rows -%}
       {#- SCD2 keeps no events: the open rows never carried the columns this run appends. -#}
       {%- set known_columns = schema_change.appended -%}
+      {%- do auto_cdc.retire_event_state(cfg, state.state, temps.batch) -%}
       {%- do auto_cdc.evolve_run_history(state.runs, previous) -%}
     {%- else -%}
       {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}

@@ -22,13 +22,24 @@
   {%- do auto_cdc.run_statements([auto_cdc.create_sequence_type(cfg, batch) if not scd1 else '']) -%}
   {%- do auto_cdc.run_statements([
       auto_cdc.create_target_sql(cfg, batch, target),
-      auto_cdc.create_empty_table_sql(state.state, auto_cdc.state_columns_sql(cfg, 'b') if scd1 else auto_cdc.scd2_event_columns_sql(cfg), batch),
+      auto_cdc.create_state_sql(cfg, state.state, batch),
       auto_cdc.create_key_index(target, auto_cdc.target_layout(cfg).identity),
-      auto_cdc.create_key_index(state.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
+      '' if cfg.history_from_open_rows else auto_cdc.create_key_index(state.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
       auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts)) if scd1 else '',
       auto_cdc.create_empty_table_sql(state.runs, auto_cdc.runs_columns_sql(cfg), batch),
       auto_cdc.create_key_index(state.runs, ['run_id']),
   ]) -%}
+{%- endmacro %}
+
+
+{% macro create_state_sql(cfg, state_relation, batch) -%}
+  {#- SCD1: a row per key; SCD2 and bitemporal: events. SCD2 from snapshots keeps no events: its
+      state has the key columns only, so a version of this package that kept events there fails
+      on it ("does not match the stored state") instead of reading it as a key without history. -#}
+  {%- if cfg.history_from_open_rows -%}
+    {{ return(auto_cdc.create_empty_table_sql(state_relation, auto_cdc.quoted_list(cfg.key_columns, 'b.'), batch)) }}
+  {%- endif -%}
+  {{ return(auto_cdc.create_empty_table_sql(state_relation, auto_cdc.state_columns_sql(cfg, 'b') if cfg.scd_type == '1' else auto_cdc.scd2_event_columns_sql(cfg), batch)) }}
 {%- endmacro %}
 
 

@@ -35,6 +35,20 @@
 {%- endmacro %}
 
 
+{% macro retire_event_state(cfg, state_relation, batch) -%}
+  {#- SCD2 from snapshots: a state that still holds events (written by an earlier version of this
+      package) is replaced by the key-columns-only one. Its events stopped being kept up to date
+      when this version took over, and a rollback to the earlier version would rebuild history
+      from them and delete the rows written since; without them it fails instead. -#}
+  {%- set names = adapter.get_columns_in_relation(state_relation) | map(attribute='name') | map('lower') | list -%}
+  {%- if '__cdc_seq' in names -%}
+    {%- do log("auto_cdc: " ~ cfg.model_name ~ ": SCD2 from snapshots keeps no events; replacing the events in " ~ state_relation
+               ~ " (written by an earlier version of auto_cdc, no longer read) with an empty table", info=true) -%}
+    {%- do auto_cdc.run_statements(['drop table ' ~ state_relation, auto_cdc.create_state_sql(cfg, state_relation, batch)]) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
 {% macro _known_columns(cfg, existing) -%}
   {%- set known = [] -%}
   {%- for column in cfg.value_columns if auto_cdc.event_known(column) in existing -%}{%- do known.append(column) -%}{%- endfor -%}
