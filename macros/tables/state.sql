@@ -1,7 +1,8 @@
 {#- Stage 5, tables (existing state follows the configuration). In: `cfg`, the stored state's
     columns. Out: per-column sequences or event flags added or dropped as partial updates are
     turned on or off; the run history gains the `config` column; returns the appended columns
-    the stored SCD2 events know of. -#}
+    the stored SCD2 events know of; an SCD2 snapshot model's events from an earlier version
+    replaced by its key-columns-only state. -#}
 
 {% macro evolve_run_history(runs_relation, previous) -%}
   {#- A run history written before runs recorded their configuration (or flows) gains the column. -#}
