@@ -33,5 +33,13 @@ setup(
             "psycopg2-binary>=2.9",
             "pandas>=2",  # the plugin tests spill a real data frame
         ],
+        # The Spark tier of the tests (README, "Spark"): a local Spark 3.5 in dbt-spark's session
+        # mode with Iceberg tables. pyspark 4 cannot load the Iceberg 3.5 runtime, and the runtime
+        # jar reaches this project only through snowpark-connect-deps-iceberg (Python 3.10-3.12).
+        "spark": [
+            "dbt-spark[session]==1.11.0",
+            "pyspark==3.5.8",
+            "snowpark-connect-deps-iceberg==1.0.3",
+        ],
     },
 )

@@ -1,5 +1,7 @@
 """Fixtures: a private PostgreSQL server for the session, and a fresh dbt project per test
-on each adapter (`project` is parametrized over DuckDB and PostgreSQL).
+on each adapter (`project` is parametrized over DuckDB and PostgreSQL, and for tests marked
+`spark` also over Spark with Iceberg tables: one Spark session per test process, and all Spark
+tests on one worker, so one JVM runs at a time).
 
 A fresh project is an emptied directory that a worker reuses, with the same profile and
 schema: everything the previous test wrote is gone (models, YAML, the DuckDB file, the
@@ -22,7 +24,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import postgres_server
-from harness import ADAPTERS, CdcProject, new_schema_name
+import spark_env
+from harness import ADAPTERS, SPARK, CdcProject, SparkTarget, new_schema_name
 
 KEPT = {"dbt_packages", "target"}  # the package link, and dbt's partial_parse.msgpack in target/
 FRESH_PROJECTS = os.environ.get("AUTO_CDC_FRESH_PROJECTS") == "1"
@@ -35,6 +38,40 @@ def postgres() -> Iterator[postgres_server.PostgresServer]:
         yield server
     finally:
         server.stop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "spark: also run the test on Spark with Iceberg tables (the Spark tier)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Spark variants only for tests marked `spark`, all in one xdist group (one JVM)."""
+    kept, dropped = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        on_spark = SPARK in (params.get("project"), params.get("module_project"))
+        if on_spark and item.get_closest_marker("spark") is None:
+            dropped.append(item)
+            continue
+        if on_spark:
+            item.add_marker(pytest.mark.xdist_group("spark"))
+        kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkTarget]:
+    """The process's Spark session (embedded Derby metastore and warehouse in a temp directory)."""
+    home = tmp_path_factory.mktemp("spark")
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dbt-auto-cdc"
+    session = spark_env.start_session(home, cache)
+    try:
+        yield SparkTarget(session, spark_env.session_parameters(home, cache))
+    finally:
+        session.stop()
 
 
 @pytest.fixture(scope="session")
@@ -59,15 +96,15 @@ def _emptied(path: Path) -> Path:
 def _make_project(request: pytest.FixtureRequest, slot: str) -> Iterator[CdcProject]:
     adapter = request.param
     server = request.getfixturevalue("postgres") if adapter == "postgres" else None
+    spark = request.getfixturevalue("spark") if adapter == SPARK else None
     slots = request.getfixturevalue("project_slots")
     if FRESH_PROJECTS:
         slot = f"{slot}-{uuid.uuid4().hex[:8]}"
     if slot not in slots:
         slots[slot] = (request.getfixturevalue("tmp_path_factory").mktemp(slot), new_schema_name())
     path, schema = slots[slot]
-    project = CdcProject(_emptied(path), adapter, server, schema)
-    tables = f"select table_name from information_schema.tables where table_schema = '{project.schema}'"
-    leftovers = project.query(tables)  # e.g. a database dbt-duckdb kept open past a test
+    project = CdcProject(_emptied(path), adapter, server, schema, spark)
+    leftovers = project.tables()  # e.g. a database dbt-duckdb kept open past a test
     assert not leftovers, f"{slot} kept tables of an earlier test: {leftovers}"
     try:
         yield project
@@ -75,12 +112,12 @@ def _make_project(request: pytest.FixtureRequest, slot: str) -> Iterator[CdcProj
         project.close()
 
 
-@pytest.fixture(params=ADAPTERS)
+@pytest.fixture(params=(*ADAPTERS, SPARK))
 def project(request: pytest.FixtureRequest) -> Iterator[CdcProject]:
     yield from _make_project(request, f"test-{request.param}")
 
 
-@pytest.fixture(scope="module", params=ADAPTERS)
+@pytest.fixture(scope="module", params=(*ADAPTERS, SPARK))
 def module_project(request: pytest.FixtureRequest) -> Iterator[CdcProject]:
     """One project per module and adapter, for tests that reset their own tables (hypothesis)."""
     yield from _make_project(request, f"module-{request.param}")

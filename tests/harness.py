@@ -6,6 +6,8 @@ through the database's own driver. Nothing is mocked: the SQL runs on real datab
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import hashlib
 import json
 import os
@@ -24,6 +26,10 @@ from postgres_server import PostgresServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ADAPTERS = ("duckdb", "postgres")
+# The Spark tier (tests marked `spark`, conftest.py): a local Spark with Iceberg tables.
+SPARK = "spark"
+# Column types the tests write in PostgreSQL/DuckDB spelling, as Spark spells them.
+SPARK_TYPES = {"varchar": "string", "text": "string", "integer": "int", "timestamptz": "timestamp"}
 # Random cases per property test and adapter (34 tests, each case several dbt runs). Every run
 # draws new cases; raise it for a deeper search (e.g. AUTO_CDC_HYPOTHESIS_EXAMPLES=200
 # overnight). With 10 the suite takes 28 minutes on two cores (20 with 4), which leaves CI room
@@ -109,10 +115,18 @@ class RunOutcome:
 class CdcProject:
     """One dbt project directory and one schema, on one adapter."""
 
-    def __init__(self, path: Path, adapter: str, postgres: PostgresServer | None, schema: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        adapter: str,
+        postgres: PostgresServer | None,
+        schema: str | None = None,
+        spark: SparkTarget | None = None,
+    ) -> None:
         self.path = path
         self.adapter = adapter
         self.postgres = postgres
+        self.spark = spark
         self.schema = "main" if adapter == "duckdb" else schema or new_schema_name()
         (path / "models").mkdir(parents=True, exist_ok=True)
         (path / "dbt_packages").mkdir(exist_ok=True)
@@ -128,6 +142,16 @@ class CdcProject:
         (path / "packages.yml").write_text(f"packages:\n  - local: {REPO_ROOT}\n")
         if adapter == "duckdb":
             output = {"type": "duckdb", "path": str(path / "test.duckdb"), "threads": 1}
+        elif adapter == SPARK:
+            assert spark is not None
+            output = {
+                "type": "spark",
+                "method": "session",
+                "host": "localhost",  # required by dbt-spark, unused in session mode
+                "schema": self.schema,
+                "threads": 1,
+                "server_side_parameters": spark.parameters,
+            }
         else:
             assert postgres is not None
             output = {
@@ -144,6 +168,9 @@ class CdcProject:
         self._write_profile()
         if adapter == "postgres":
             self.execute(f'drop schema if exists "{self.schema}" cascade; create schema "{self.schema}"')
+        if adapter == SPARK:
+            self.execute(f"drop database if exists {self.schema} cascade")
+            self.execute(f"create database {self.schema}")
 
     def _write_profile(self) -> None:
         profile = {"cdc_test": {"target": self.adapter, "outputs": {self.adapter: self._output}}}
@@ -169,22 +196,43 @@ class CdcProject:
         path.write_text(text)
 
     def relation(self, name: str) -> str:
-        return f'"{self.schema}"."{name}"'
+        return f"{self.quote(self.schema)}.{self.quote(name)}"
+
+    def quote(self, name: str) -> str:
+        if self.adapter == SPARK:
+            return "`" + name.replace("`", "``") + "`"
+        return _quote(name)
+
+    def dialect(self, sql: str) -> str:
+        """SQL written with double-quoted identifiers, as this adapter quotes them."""
+        return sql.replace('"', "`") if self.adapter == SPARK else sql
 
     def create_table(self, name: str, columns: dict[str, str]) -> None:
-        ddl = ", ".join(f"{_quote(column)} {data_type}" for column, data_type in columns.items())
+        if self.adapter == SPARK:
+            columns = {column: SPARK_TYPES.get(data_type, data_type) for column, data_type in columns.items()}
+        ddl = ", ".join(f"{self.quote(column)} {data_type}" for column, data_type in columns.items())
         self.execute(f"drop table if exists {self.relation(name)}")
-        self.execute(f"create table {self.relation(name)} ({ddl})")
+        table_format = " using iceberg" if self.adapter == SPARK else ""
+        self.execute(f"create table {self.relation(name)} ({ddl}){table_format}")
 
     def insert(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = [tuple(row) for row in rows]
         if not rows:
+            return
+        if self.adapter == SPARK:  # Spark SQL takes no parameters: literals
+            values = ", ".join("(" + ", ".join(_spark_literal(v) for v in row) + ")" for row in rows)
+            self.execute(f"insert into {self.relation(table)} values {values}")
             return
         marks = ", ".join(["?" if self.adapter == "duckdb" else "%s"] * len(rows[0]))
         sql = f"insert into {self.relation(table)} values ({marks})"
         with self._connect() as (conn, cursor):
             cursor.executemany(sql, rows)
             conn.commit()
+
+    def add_column(self, table: str, column: str, data_type: str) -> None:
+        if self.adapter == SPARK:
+            data_type = SPARK_TYPES.get(data_type, data_type)
+        self.execute(f"alter table {self.relation(table)} add column {self.quote(column)} {data_type}")
 
     def replace_rows(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
         self.execute(f"delete from {self.relation(table)}")
@@ -233,11 +281,17 @@ class CdcProject:
     # --- reading back ------------------------------------------------------------------------
 
     def query(self, sql: str) -> list[tuple[Any, ...]]:
+        if self.adapter == SPARK:
+            assert self.spark is not None
+            return [tuple(row) for row in self.spark.session.sql(sql).collect()]
         with self._connect() as (_, cursor):
             cursor.execute(sql)
             return [tuple(row) for row in cursor.fetchall()]
 
     def execute(self, sql: str) -> None:
+        if self.adapter == SPARK:
+            self.query(sql)
+            return
         with self._connect() as (conn, cursor):
             cursor.execute(sql)
             conn.commit()
@@ -247,16 +301,29 @@ class CdcProject:
         return sorted(self.query(f"select * from {self.relation(table)}"), key=_sort_key)
 
     def columns(self, table: str) -> list[str]:
+        if self.adapter == SPARK:
+            assert self.spark is not None
+            return list(self.spark.session.table(self.relation(table)).columns)
         with self._connect() as (_, cursor):
             cursor.execute(f"select * from {self.relation(table)} where 1 = 0")
             return [d[0] for d in cursor.description]
 
     def exists(self, table: str) -> bool:
+        if self.adapter == SPARK:
+            return table.lower() in self.tables()
         found = self.query(
             "select count(*) from information_schema.tables "
             f"where table_schema = '{self.schema}' and table_name = '{table}'"
         )
         return found[0][0] > 0
+
+    def tables(self) -> list[str]:
+        """The schema's tables and views (Spark: lower-cased by the metastore)."""
+        if self.adapter == SPARK:
+            return [row[1] for row in self.query(f"show tables in {self.quote(self.schema)}") if not row[2]]
+        return [row[0] for row in self.query(
+            f"select table_name from information_schema.tables where table_schema = '{self.schema}'"
+        )]
 
     def snapshot(self, *tables: str) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of the given tables, to show that a failed run changed nothing."""
@@ -298,6 +365,16 @@ class CdcProject:
     def close(self) -> None:
         if self.adapter == "postgres":
             self.execute(f'drop schema if exists "{self.schema}" cascade')
+        if self.adapter == SPARK:
+            self.execute(f"drop database if exists {self.schema} cascade")
+
+
+@dataclass
+class SparkTarget:
+    """The test process's Spark session and the configuration its profiles carry."""
+
+    session: Any
+    parameters: dict[str, str]
 
 
 class _Connection:
@@ -319,6 +396,24 @@ class _Connection:
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _spark_literal(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime.datetime):
+        return f"timestamp'{value.isoformat(sep=' ')}'"
+    if isinstance(value, datetime.date):
+        return f"date'{value.isoformat()}'"
+    if isinstance(value, float):
+        return f"double('{value!r}')"
+    if isinstance(value, decimal.Decimal):
+        return f"{value}BD"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _sort_key(row: Sequence[Any]) -> tuple[Any, ...]:

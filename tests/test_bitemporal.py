@@ -192,7 +192,7 @@ def test_start_and_end_types_follow_the_sequences(project: CdcProject) -> None:
 def test_new_column_is_appended_without_new_versions(project: CdcProject) -> None:
     _setup(project)
     run_batches(project, COMPANY_EVENTS[:1], **COMPANY_RUN)
-    project.execute(f"alter table {project.relation('events')} add column region varchar")
+    project.add_column("events", "region", "varchar")
     project.replace_rows("events", [("A", "XFv1", _t("10:01:00"), _t("10:05:00"), "UPSERT", "EU")])  # redelivered
     project.run("companies")
     assert project.columns("companies")[-1] == "region"

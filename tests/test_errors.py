@@ -164,7 +164,7 @@ def test_on_schema_change_fail(project: CdcProject) -> None:
     project.model("dim", MODEL, **CONFIG, on_schema_change="fail")
     project.replace_rows("events", FIRST_BATCH)
     project.run("dim")
-    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    project.add_column("events", "zip", "varchar")
     fails(project, "new column(s) zip", "on_schema_change='fail'")
 
 

@@ -23,6 +23,8 @@ from spec_data import (
     shuffled_split,
 )
 
+pytestmark = pytest.mark.spark  # SPEC 7.1 and 7.2 on Spark too
+
 
 def _setup(project: CdcProject, config: dict | None = None) -> None:
     project.create_table("users_cdf", USERS_COLUMNS)

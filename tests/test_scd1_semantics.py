@@ -226,7 +226,7 @@ def test_checkpoint_reads_only_new_rows(project: CdcProject) -> None:
 def test_new_source_column_is_appended(project: CdcProject) -> None:
     _setup(project)
     run_batches(project, [(1, "a", "x", "U", 1)])
-    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    project.add_column("events", "zip", "varchar")
     run_batches(project, [(2, "b", "y", "U", 1, "01000")])
     assert project.columns("dim") == ["id", "name", "city", "zip"]
     assert project.rows("dim") == [(1, "a", "x", None), (2, "b", "y", "01000")]
@@ -235,7 +235,7 @@ def test_new_source_column_is_appended(project: CdcProject) -> None:
 def test_new_source_column_is_ignored(project: CdcProject) -> None:
     _setup(project, on_schema_change="ignore")
     run_batches(project, [(1, "a", "x", "U", 1)])
-    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    project.add_column("events", "zip", "varchar")
     run_batches(project, [(2, "b", "y", "U", 1, "01000")])
     assert project.rows("dim") == [(1, "a", "x"), (2, "b", "y")]
 
@@ -313,6 +313,6 @@ def test_config_from_yaml_meta_and_dbt_project(project: CdcProject) -> None:
     )
     run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)], [(2, None, None, "D", 2)])
     assert project.rows("dim") == [(1, "a", "x")]
-    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    project.add_column("events", "zip", "varchar")
     outcome = project.run("dim", expect_success=False)
     assert "on_schema_change='fail'" in outcome.error

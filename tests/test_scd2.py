@@ -13,6 +13,8 @@ from reference import Event, scd2, sort_rows
 from scenarios import CITY_EVENTS, CONFIG, EPOCH_CONFIG, EPOCH_EVENTS, MODEL, run_batches
 from spec_data import FEED_MODEL, USERS_CDF, USERS_COLUMNS, USERS_RUN, USERS_SCD2_CONFIG, shuffled_split
 
+pytestmark = pytest.mark.spark  # every case on Spark too
+
 SPEC_7_3 = sort_rows(spec_data.SPEC_7_3)
 SPEC_7_4 = sort_rows(spec_data.SPEC_7_4)
 
@@ -187,7 +189,7 @@ def test_new_column_is_ignored(project: CdcProject) -> None:
     # on_schema_change='ignore': the new column is neither written nor tracked.
     _dim(project, on_schema_change="ignore")
     run_batches(project, [(1, "a", "x", "U", 1)])
-    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    project.add_column("events", "zip", "varchar")
     run_batches(project, [(1, "b", "x", "U", 2, "01000"), (2, "c", "y", "U", 1, "02000")])
     assert project.columns("dim") == ["id", "name", "city", "__START_AT", "__END_AT"]
     assert project.rows("dim") == sort_rows([(1, "a", "x", 1, 2), (1, "b", "x", 2, None), (2, "c", "y", 1, None)])
@@ -196,7 +198,7 @@ def test_new_column_is_ignored(project: CdcProject) -> None:
 def test_new_column_is_appended_without_new_versions(project: CdcProject) -> None:
     _dim(project)
     run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])
-    project.execute(f"alter table {project.relation('events')} add column zip varchar")
+    project.add_column("events", "zip", "varchar")
     metrics = run_batches(
         project, [(1, "a", "x", "U", 2, "01000"), (3, "c", "z", "U", 1, "02000")], [(1, "a", "x", "U", 3, "03000")]
     )
@@ -253,11 +255,17 @@ def test_sequence_by_list_gives_an_ordered_period_type(project: CdcProject) -> N
     project.create_table("events", EPOCH_EVENTS)
     project.model("dim", MODEL, **EPOCH_CONFIG, except_column_list=["op", "epoch", "offset_no"], stored_as_scd_type=2)
     run_batches(project, [(1, "a", "U", 1, 9), (1, "b", "U", 2, 1)], [(1, "late", "U", 1, 10), (1, None, "D", 2, 5)])
-    dim = project.relation("dim")
-    rows = project.query(f'select name, "__START_AT" < "__END_AT", "__END_AT" is null from {dim} order by "__START_AT"')
+    dim, start, end = project.relation("dim"), project.quote("__START_AT"), project.quote("__END_AT")
+    rows = project.query(f"select name, {start} < {end}, {end} is null from {dim} order by {start}")
     assert rows == [("a", True, False), ("late", True, False), ("b", True, False)]
-    starts = project.query(f'select "__START_AT" from {project.relation("dim")} order by "__START_AT"')
-    if project.adapter == "duckdb":
+    starts = project.query(f"select {start} from {dim} order by {start}")
+    if project.adapter == "spark":
+        assert [row[0].asDict() for row in starts] == [
+            {"epoch": 1, "offset_no": 9},
+            {"epoch": 1, "offset_no": 10},
+            {"epoch": 2, "offset_no": 1},
+        ]
+    elif project.adapter == "duckdb":
         assert starts == [
             ({"epoch": 1, "offset_no": 9},),
             ({"epoch": 1, "offset_no": 10},),
@@ -267,6 +275,6 @@ def test_sequence_by_list_gives_an_ordered_period_type(project: CdcProject) -> N
         assert starts == [("(1,9)",), ("(1,10)",), ("(2,1)",)]
     project.replace_rows("events", [(1, "again", "U", 3, 0)])
     project.run("dim")
-    current = project.query(f'select name from {dim} where "__END_AT" is null')
+    current = project.query(f"select name from {dim} where {end} is null")
     assert current == [("again",)]  # an open row's __END_AT is NULL, not a value of NULL parts
     project.run("dim", full_refresh=True)  # the period type is rebuilt with the tables

@@ -63,6 +63,7 @@ def _tagged(version: int, snapshot: list[tuple]) -> list[tuple]:
 # --- SPEC 7.5 ------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("scd_type", [1, 2])
 def test_spec_7_5_per_run_versions(project: CdcProject, scd_type: int) -> None:
     _per_run(project, scd_type)
@@ -81,6 +82,7 @@ def test_spec_7_5_per_run_versions(project: CdcProject, scd_type: int) -> None:
     assert project.query(f"select version from {project.relation('users__cdc_versions')} order by 1") == [(0,), (1,)]
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("config", ["column", "query"])
 def test_spec_7_5_both_snapshots_in_one_run(project: CdcProject, config: str) -> None:
     """Catch-up: two snapshots already there at the first run give the table two runs give."""
@@ -88,7 +90,7 @@ def test_spec_7_5_both_snapshots_in_one_run(project: CdcProject, config: str) ->
     if config == "column":
         _versioned(project, rows, {**BY_COLUMN, "stored_as_scd_type": 2})
     else:
-        _versioned(project, rows, {**BY_QUERY, "stored_as_scd_type": 2}, QUERY_MODEL)
+        _versioned(project, rows, {**BY_QUERY, "stored_as_scd_type": 2}, project.dialect(QUERY_MODEL))
     assert project.run().metrics("users") == (7, 0)
     assert project.rows("users") == SPEC_7_5_SCD2
     assert project.run().metrics("users") == (0, 0)
@@ -318,7 +320,7 @@ def test_new_source_column_is_appended_without_new_versions(project: CdcProject)
     _per_run(project, 2)
     project.insert("source", SNAPSHOT_A)
     project.run()
-    project.execute(f"alter table {project.relation('source')} add column zip varchar")
+    project.add_column("source", "zip", "varchar")
     project.replace_rows("source", [(1, "Oaxaca", "68000"), (2, "Monterrey", None), (3, "Tijuana", None)])
     project.run()
     assert project.columns("users") == ["userId", "city", "__START_AT", "__END_AT", "zip"]

@@ -15,7 +15,14 @@
 {#- The expression helpers below are templates: each renders one SQL expression or select list. -#}
 
 {% macro seq_row(prefix, n, alias=none) -%}
-  ({% for name in auto_cdc.seq_names(prefix, n) %}{% if alias %}{{ alias }}.{% endif %}{{ name }}{{ ', ' if not loop.last }}{% endfor %})
+  {%- set names = [] -%}
+  {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do names.append((alias ~ '.' if alias else '') ~ name) -%}{%- endfor -%}
+  {%- if n > 1 -%}{{ return(adapter.dispatch('seq_tuple', 'auto_cdc')(names)) }}{%- endif -%}
+  ({{ names[0] }})
+{%- endmacro %}
+
+{% macro default__seq_tuple(parts) -%}
+  ({{ parts | join(', ') }})
 {%- endmacro %}
 
 

@@ -28,9 +28,27 @@
       relations are not in dbt's relation cache it keeps up to date. -#}
   {%- set statements = [] -%}
   {%- for relation in relations -%}
-    {%- do statements.append('drop ' ~ relation.type ~ ' if exists ' ~ relation ~ ' cascade') -%}
+    {%- do statements.append(auto_cdc.drop_temp_relation_sql(relation)) -%}
   {%- endfor -%}
   {%- do auto_cdc.run_statements(statements) -%}
+{%- endmacro %}
+
+{% macro drop_temp_relation_sql(relation) -%}
+  {{ return(adapter.dispatch('drop_temp_relation_sql', 'auto_cdc')(relation)) }}
+{%- endmacro %}
+
+{% macro default__drop_temp_relation_sql(relation) -%}
+  drop {{ relation.type }} if exists {{ relation }} cascade
+{%- endmacro %}
+
+
+{% macro table_options() -%}
+  {#- What a `create table` of the model's tables needs after its columns, before `as` (Spark:
+      the table format and properties). -#}
+  {{ return(adapter.dispatch('table_options', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__table_options() -%}
 {%- endmacro %}
 
 

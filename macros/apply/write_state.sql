@@ -4,6 +4,11 @@
     the events (SCD2 from snapshots keeps none: cfg.history_from_open_rows). -#}
 
 {% macro write_state_statements(arg_dict) -%}
+  {#- Dispatched, so an adapter with a better write (e.g. one MERGE) can replace them. -#}
+  {{ return(adapter.dispatch('write_state_statements', 'auto_cdc')(arg_dict)) }}
+{%- endmacro %}
+
+{% macro default__write_state_statements(arg_dict) -%}
   {%- if arg_dict.cfg.scd_type == '1' -%}
     {{ return([auto_cdc.scd1_forget_touched_sql(arg_dict), auto_cdc.scd1_store_touched_sql(arg_dict),
                auto_cdc.scd1_forget_expired_sql(arg_dict)]) }}
@@ -46,6 +51,10 @@
 {% macro scd1_forget_dominated_sql(arg_dict) -%}
   {#- After a truncate (run once the run is recorded), tombstones older than the watermark are
       redundant: it blocks those late upserts on its own. -#}
+  {{ return(adapter.dispatch('scd1_forget_dominated_sql', 'auto_cdc')(arg_dict)) }}
+{%- endmacro %}
+
+{% macro default__scd1_forget_dominated_sql(arg_dict) -%}
   {%- set n = arg_dict.cfg.seq_parts -%}
   delete from {{ arg_dict.state }} as s
   using (select {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }} from {{ arg_dict.runs }} order by run_id desc limit 1) as w

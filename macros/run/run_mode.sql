@@ -21,6 +21,10 @@
 
 
 {% macro temp_relations(target_relation) -%}
+  {{ return(adapter.dispatch('temp_relations', 'auto_cdc')(target_relation)) }}
+{%- endmacro %}
+
+{% macro default__temp_relations(target_relation) -%}
   {#- The run's session-local relations. Names derive from the model alone (not dbt's
       make_temp_relation, which adds a timestamp): a model query and a version query name
       `last_version` and `current_version` before the materialization fills them. -#}
@@ -42,15 +46,26 @@
   {#- Which of `relations` (all in one schema) exist, each with its type, or none. Asks the
       database, not dbt's relation cache: the cache was filled when the invocation started, and
       a concurrent run of the same model may have created the tables since. -#}
-  {%- set found = {} -%}
-  {%- for row in list_relations_without_caching(relations[0].without_identifier()) -%}
-    {%- do found.update({row['name']: row['type']}) -%}
-  {%- endfor -%}
+  {%- set found = auto_cdc.relation_types(relations[0].without_identifier()) -%}
   {%- set out = [] -%}
   {%- for relation in relations -%}
     {%- do out.append(relation.incorporate(type=found[relation.identifier]) if relation.identifier in found else none) -%}
   {%- endfor -%}
   {{ return(out) }}
+{%- endmacro %}
+
+
+{% macro relation_types(schema_relation) -%}
+  {#- {name: 'table' or 'view'} of the schema's relations. -#}
+  {{ return(adapter.dispatch('relation_types', 'auto_cdc')(schema_relation)) }}
+{%- endmacro %}
+
+{% macro default__relation_types(schema_relation) -%}
+  {%- set found = {} -%}
+  {%- for row in list_relations_without_caching(schema_relation) -%}
+    {%- do found.update({row['name']: row['type']}) -%}
+  {%- endfor -%}
+  {{ return(found) }}
 {%- endmacro %}
 
 

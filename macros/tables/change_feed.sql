@@ -98,7 +98,7 @@
 {% macro create_change_feed_sql(feed, target) -%}
   {#- The target's columns, then what each change adds. No constraints: a delete's row is the
       row as it was. -#}
-  create table {{ feed }} as
+  create table {{ feed }} {{ auto_cdc.table_options() }} as
   select t.*,
          cast(null as {{ dbt.type_string() }}) as _change_type,
          cast(0 as {{ dbt.type_bigint() }}) as _run_id,

@@ -44,7 +44,7 @@
 
 
 {% macro create_empty_table_sql(relation, columns_sql, batch) -%}
-  create table {{ relation }} as
+  create table {{ relation }} {{ auto_cdc.table_options() }} as
   select {{ columns_sql }}
   from {{ batch }} as b
   where 1 = 0
@@ -99,7 +99,7 @@
   {#- The empty target. Under a contract: the contract's column definitions and constraints
       (the types were checked to match), plus the validity columns it does not declare. -#}
   {%- if not auto_cdc.contract_enforced() -%}
-    create table {{ target }} as
+    create table {{ target }} {{ auto_cdc.table_options() }} as
     select {{ auto_cdc.quoted_list(cfg.written_columns) }}
     {%- for name, value in auto_cdc.period_columns(cfg) %}, {{ value }} as {{ auto_cdc.quote_identifier(name) }}{% endfor %}
     from {{ batch }} where 1 = 0
@@ -111,7 +111,7 @@
     {%- endfor -%}
     create table {{ target }} (
       {{ (definitions + adapter.render_raw_model_constraints(raw_constraints=model['constraints'])) | join(',\n      ') }}
-    )
+    ) {{ auto_cdc.table_options() }}
   {%- endif -%}
 {%- endmacro %}
 
@@ -153,7 +153,7 @@
 
 {% macro create_versions_table_sql(versions, read_versions) -%}
   {#- One row per snapshot version read: applied, or skipped because it came too late. -#}
-  create table {{ versions }} as
+  create table {{ versions }} {{ auto_cdc.table_options() }} as
   select __cdc_version as version, cast(0 as {{ dbt.type_bigint() }}) as run_id, __cdc_applied as applied
   from {{ read_versions }} where 1 = 0
 {%- endmacro %}

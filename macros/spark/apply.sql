@@ -1,0 +1,101 @@
+{#- Spark, stage 7 (apply): no transactions, so each table is written by one MERGE (one atomic
+    Iceberg commit), and every write can be replayed. A run that stops between two statements
+    has recorded no run: the next run reads the same events again (its checkpoint has not moved)
+    and the MERGEs, keyed on each table's row identity, bring every table to what one
+    uninterrupted run gives. The target is written first, then the state, then the run history. -#}
+
+{% macro spark__write_target_statements(cfg, changes, target) -%}
+  {#- A replay may find a row already inserted, or an updated row missing (its key deleted and
+      the delete replayed): an insert or update of a row is an upsert here. -#}
+  {%- set layout = auto_cdc.target_layout(cfg) -%}
+  {%- set columns = layout.identity + layout.updated -%}
+  {{ return([auto_cdc.merge_rows_sql(target, changes, layout.identity, layout.updated, columns)]) }}
+{%- endmacro %}
+
+
+{% macro merge_rows_sql(target, changes, identity, updated, columns, upsert="c.__cdc_action in ('insert', 'update')", delete="c.__cdc_action = 'delete'") -%}
+  merge into {{ target }} as t
+  using (select * from {{ changes }} as c where {{ upsert }} or {{ delete }}) as c
+  on {{ auto_cdc.keys_match(identity, 't', 'c') }}
+  when matched and {{ delete }} then delete
+  {%- if updated %}
+  when matched then update set
+    {%- for column in updated %} {{ auto_cdc.quote_identifier(column) }} = c.{{ auto_cdc.quote_identifier(column) }}{{ ',' if not loop.last }}{% endfor %}
+  {%- endif %}
+  when not matched and {{ upsert }} then insert ({{ auto_cdc.quoted_list(columns) }})
+    values ({{ auto_cdc.quoted_list(columns, 'c.') }})
+{%- endmacro %}
+
+
+{% macro spark__write_state_statements(arg_dict) -%}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- if cfg.scd_type == '1' -%}
+    {#- A key keeps a state row while it has a visible row or a live tombstone. -#}
+    {%- set n = cfg.seq_parts -%}
+    {%- set kept -%}({{ auto_cdc.seq_first('c.__cdc_upsert_seq', n) }} is not null or {{ auto_cdc.seq_first('c.__cdc_delete_seq', n) }} is not null){%- endset -%}
+    {%- set stored = auto_cdc.scd1_state_columns(cfg) -%}
+    {{ return([
+        auto_cdc.merge_rows_sql(arg_dict.state, arg_dict.changes, cfg.key_columns, stored, cfg.key_columns + stored,
+                                upsert=kept, delete='not ' ~ kept),
+        auto_cdc.scd1_forget_expired_sql(arg_dict),
+    ]) }}
+  {%- elif cfg.history_from_open_rows -%}
+    {{ return([]) }}
+  {%- elif cfg.scd_type == '2' -%}
+    {{ return([auto_cdc.spark_scd2_merge_events_sql(arg_dict)]) }}
+  {%- endif -%}
+  {#- Bitemporal: the batch's events are added (a redelivered one replaces its stored copy). -#}
+  {%- set identity = auto_cdc.event_identity(cfg) -%}
+  {%- set columns = auto_cdc.event_columns(cfg, arg_dict.known_columns) -%}
+  {%- set new_events -%}({{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}){%- endset -%}
+  {{ return([auto_cdc.merge_rows_sql(arg_dict.state, new_events, identity, columns | reject('in', identity) | list, columns,
+                                     upsert='true', delete='false')]) }}
+{%- endmacro %}
+
+
+{% macro spark_scd2_merge_events_sql(arg_dict) -%}
+  {#- As scd2_forget_events_sql and scd2_store_events_sql, in one MERGE on the event identity:
+      the history's new events, and the stored ones compacted away or fixed. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set rule = auto_cdc.scd2_event_kept(arg_dict) -%}
+  {%- set identity = auto_cdc.event_identity(cfg) -%}
+  {%- set columns = auto_cdc.event_columns(cfg, arg_dict.known_columns) -%}
+  {%- set partial_flags = [] -%}
+  {%- for column in cfg.value_columns if cfg.partial -%}{%- do partial_flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}
+  {%- set events -%}
+  (select
+    {%- for column in columns %}
+    {% if column in partial_flags %}({{ column }} or __cdc_arrived_at < {{ rule.horizon }}) as {{ column }}{% else %}{{ auto_cdc.quote_identifier(column) }}{% endif %},
+    {%- endfor %}
+    {{ rule.kept }} as __cdc_kept
+  from {{ arg_dict.history }} as h
+  where h.__cdc_new or not {{ rule.kept }} or {{ rule.refixed }})
+  {%- endset -%}
+  {{ return(auto_cdc.merge_rows_sql(arg_dict.state, events, identity, columns | reject('in', identity) | list, columns,
+                                    upsert='c.__cdc_kept', delete='not c.__cdc_kept')) }}
+{%- endmacro %}
+
+
+{% macro spark__scd1_forget_dominated_sql(arg_dict) -%}
+  {%- set n = arg_dict.cfg.seq_parts -%}
+  merge into {{ arg_dict.state }} as s
+  using (select {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }} from {{ arg_dict.runs }} order by run_id desc limit 1) as w
+  on s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null
+    and {{ auto_cdc.seq_older('__cdc_delete_seq', 'truncate_seq', n, 's', 'w') }}
+  when matched then delete
+{%- endmacro %}
+
+
+{% macro spark__seq_tuple(parts) -%}
+  {#- Spark orders structs field by field, but compares two only when their field names match. -#}
+  named_struct({% for part in parts %}'p{{ loop.index }}', {{ part }}{{ ', ' if not loop.last }}{% endfor %})
+{%- endmacro %}
+
+
+{% macro spark__seq_value(parts, cfg) -%}
+  {#- A struct named after the sequence columns: Spark orders structs field by field. No
+      sequence (an open __END_AT) is NULL, not a struct of NULLs. -#}
+  case when {{ parts[0] }} is not null then named_struct(
+    {%- for part in parts %}{{ auto_cdc.string_literal(cfg.sequence_fields[loop.index0]) }}, {{ part }}{{ ', ' if not loop.last }}{% endfor -%}
+  ) end
+{%- endmacro %}

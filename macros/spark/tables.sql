@@ -1,0 +1,76 @@
+{#- Spark: the model's tables are Iceberg tables (the model's `file_format`, default iceberg), and
+    a run's working tables are real tables, not temporary views. A temporary view is re-evaluated
+    at each use and a cached one is recomputed after any write to a table it reads, so a view of
+    the changes would change once the target is written. Their names carry the invocation, so
+    concurrent runs of one model never share one. -#}
+
+{% macro spark__table_options() -%}
+  {%- set properties = {'format-version': '2', 'write.merge.mode': 'merge-on-read',
+                        'write.update.mode': 'merge-on-read', 'write.delete.mode': 'merge-on-read'}
+      if config.get('file_format', 'iceberg') == 'iceberg' else {} -%}
+  {%- do properties.update(config.get('tblproperties') or {}) -%}
+  using {{ config.get('file_format', 'iceberg') }}
+  {%- if properties %}
+  tblproperties ({% for name, value in properties.items() %}{{ auto_cdc.string_literal(name) }} = {{ auto_cdc.string_literal(value) }}{{ ', ' if not loop.last }}{% endfor %})
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro spark__temp_relations(target_relation) -%}
+  {%- set base = target_relation.identifier -%}
+  {%- set run_tag = invocation_id | replace('-', '') -%}
+  {%- set temps = {} -%}
+  {%- for name in ['batch', 'history', 'changes', 'snapshots', 'read_versions', 'last_version', 'current_version'] -%}
+    {%- do temps.update({name: api.Relation.create(schema=target_relation.schema,
+        identifier=auto_cdc.derived_name(base, '__cdc_tmp_' ~ name ~ '_' ~ run_tag[:12]), type='table')}) -%}
+  {%- endfor -%}
+  {#- Views without rows or over the source only: temporary views. -#}
+  {%- for name in ['probe', 'current_snapshot'] -%}
+    {%- do temps.update({name: api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_tmp_' ~ name ~ '_' ~ run_tag[:12]), type='view')}) -%}
+  {%- endfor -%}
+  {{ return(temps) }}
+{%- endmacro %}
+
+
+{% macro spark__create_temp_table(relation, sql) -%}
+  {%- if relation.type == 'view' -%}
+  create or replace temporary view {{ relation }} as
+  {{ sql }}
+  {%- else -%}
+  create table {{ relation }} using parquet as
+  {{ sql }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro spark__drop_temp_relation_sql(relation) -%}
+  {#- purge: dropped through Iceberg's session catalog, a table's files may stay behind, and the
+      next table of that name would find its location taken. -#}
+  drop {{ relation.type }} if exists {{ relation }}{{ ' purge' if relation.type == 'table' }}
+{%- endmacro %}
+
+
+{% macro spark__column_type_of(relation, expr) -%}
+  {{ return(run_query(auto_cdc.type_probe_sql(relation, 'typeof(' ~ expr ~ ')')).rows[0][0]) }}
+{%- endmacro %}
+
+
+{#- Iceberg has no indexes: MERGE prunes data files by the min/max statistics of the keys. -#}
+{% macro spark__create_key_index(relation, columns, unique) -%}
+{%- endmacro %}
+
+{% macro spark__create_tombstone_index(state_relation, upsert_column) -%}
+{%- endmacro %}
+
+
+{% macro spark__relation_types(schema_relation) -%}
+  {#- Not dbt-spark's `show table extended`, which cannot describe Iceberg tables in the session
+      catalog: two metastore listings (names are lower case in the metastore). -#}
+  {%- set schema = auto_cdc.quote_identifier(schema_relation.schema) -%}
+  {%- set views = run_query('show views in ' ~ schema).columns['viewName'].values() | list -%}
+  {%- set found = {} -%}
+  {%- for row in run_query('show tables in ' ~ schema).rows if not row['isTemporary'] -%}
+    {%- do found.update({row['tableName']: 'view' if row['tableName'] in views else 'table'}) -%}
+  {%- endfor -%}
+  {{ return(found) }}
+{%- endmacro %}
