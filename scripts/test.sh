@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# Runs every test on DuckDB and PostgreSQL. Installs what is missing: the Python packages
-# (with the development extras) and, through apt when run as root, the PostgreSQL server.
-# The tests start a private PostgreSQL server themselves and stop it when they end.
+# Runs every test on DuckDB and PostgreSQL, and the Spark tier (tests marked `spark`) on a local
+# Spark with Iceberg tables. Installs what is missing: the Python packages (with the development
+# and Spark extras) and, through apt when run as root, the PostgreSQL server and Java 17.
+# The tests start a private PostgreSQL server and a Spark session themselves and stop them when
+# they end.
 # Extra arguments go to pytest (e.g. scripts/test.sh -k golden).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+python3 -m pip install --quiet --disable-pip-version-check -e ".[dev,spark]"
 
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+apt_install() {
   if [ "$(id -u)" -ne 0 ]; then
-    echo "PostgreSQL server binaries are missing; install them (e.g. apt-get install postgresql) and rerun." >&2
+    echo "$1 is missing; install it (e.g. apt-get install $2) and rerun." >&2
     exit 1
   fi
-  echo "Installing PostgreSQL through apt..."
+  echo "Installing $1 through apt..."
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq postgresql >/dev/null
+  apt-get install -y -qq "$2" >/dev/null
+}
+
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  apt_install "The PostgreSQL server" postgresql
+fi
+# Spark 3.5 runs on Java 17 (tests/spark_env.py finds it under /usr/lib/jvm or at JAVA_HOME).
+if [ -z "${JAVA_HOME:-}" ] && ! ls -d /usr/lib/jvm/java-17-openjdk-* >/dev/null 2>&1; then
+  apt_install "Java 17" openjdk-17-jre-headless
 fi
 
 ruff check .
