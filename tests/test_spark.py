@@ -1,0 +1,114 @@
+"""What is Spark's own (README, "Spark"): no transactions, so a run stopped between any two of its
+writes leaves tables that the next run brings to what an uninterrupted run gives; the tables are
+Iceberg tables; and the test set-up's Jackson shim. SPEC 7.1-7.5 and the configurations run on
+Spark through the tests marked `spark` in the other modules."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import spark_env
+from harness import CdcProject
+from reference import sort_rows
+from scenarios import run_batches
+from spec_data import (
+    FEED_MODEL,
+    SPEC_7_1,
+    SPEC_7_3,
+    USERS_CDF,
+    USERS_COLUMNS,
+    USERS_CONFIG,
+    USERS_RUN,
+    USERS_SCD2_CONFIG,
+)
+
+pytestmark = pytest.mark.spark
+ON_SPARK = pytest.mark.parametrize("project", ["spark"], indirect=True)
+
+
+class Killed(Exception):
+    """The run's process died here (raised instead of running the statement)."""
+
+
+@contextmanager
+def killed_before(project: CdcProject, fragment: str) -> Iterator[list[str]]:
+    """Every statement of the Spark session runs, until the first one containing `fragment`:
+    that one raises instead, as if the process had died just before it. Yields the statements
+    that ran."""
+    assert project.spark is not None
+    session = project.spark.session
+    original = session.sql
+    ran: list[str] = []
+
+    def sql(text: str, *args: object, **kwargs: object) -> object:
+        if fragment in " ".join(text.split()):
+            raise Killed(fragment)  # dbt reports the message: the fragment
+        ran.append(text)
+        return original(text, *args, **kwargs)
+
+    session.sql = sql
+    try:
+        yield ran
+    finally:
+        del session.sql  # the class's method again
+
+
+EARLY = [e for e in USERS_CDF if e[4] <= 2]
+LATE = [e for e in USERS_CDF if e[4] > 2]
+# The writes of an applying run, in order: each table by one statement, the run recorded last.
+TARGET, STATE, RUNS = "merge into {s}.users as", "merge into {s}.users__cdc_state", "insert into {s}.users__cdc_runs"
+WRITES = {1: [TARGET, STATE, "delete from {s}.users__cdc_state", RUNS], 2: [TARGET, STATE, RUNS]}
+EXPECTED = {1: SPEC_7_1, 2: sort_rows(SPEC_7_3)}
+
+
+@ON_SPARK
+@pytest.mark.parametrize(
+    ("scd_type", "write"), [(scd, i) for scd, writes in WRITES.items() for i in range(len(writes))]
+)
+def test_a_run_killed_before_any_write_converges(project: CdcProject, scd_type: int, write: int) -> None:
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users", FEED_MODEL, **(USERS_CONFIG if scd_type == 1 else USERS_SCD2_CONFIG))
+    run_batches(project, EARLY, **USERS_RUN)
+    project.replace_rows("users_cdf", LATE)
+    writes = [fragment.format(s=project.schema) for fragment in WRITES[scd_type]]
+    with killed_before(project, writes[write]) as ran:
+        outcome = project.dbt("run", "--select", "users")
+    assert not outcome.success and writes[write] in outcome.error, outcome.error
+    statements = [" ".join(statement.split()) for statement in ran]
+    assert [w for w in writes if any(w in statement for statement in statements)] == writes[:write]
+    assert project.query(f"select count(*) from {project.relation('users__cdc_runs')}") == [(1,)]  # not recorded
+    # The next run reads the same events again and gives what one uninterrupted run gives.
+    project.run("users")
+    assert project.rows("users") == EXPECTED[scd_type]
+    assert project.run("users").metrics("users") == (0, 0)
+    assert project.rows("users") == EXPECTED[scd_type]
+
+
+@ON_SPARK
+def test_the_model_tables_are_iceberg_tables(project: CdcProject) -> None:
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users", FEED_MODEL, **USERS_CONFIG)
+    run_batches(project, USERS_CDF, **USERS_RUN)
+    for table in project.cdc_tables("users")[:3]:
+        # Only Iceberg tables have the `snapshots` metadata table.
+        snapshots = project.query(f"select count(*) from {project.relation(table)}.snapshots")
+        assert snapshots[0][0] >= 1, table
+    leftovers = [t for t in project.tables() if "__cdc_tmp_" in t]
+    assert leftovers == []  # the run's working tables are dropped
+
+
+def test_jackson_shim_relocates_every_reference(tmp_path: Path) -> None:
+    shim = spark_env.jackson_shim(tmp_path)
+    with zipfile.ZipFile(shim) as jar:
+        names = jar.namelist()
+        builder = jar.read("org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactoryBuilder.class")
+    assert all(name.startswith("org/apache/iceberg/shaded/") for name in names if name.endswith(".class"))
+    # The class refers to its relocated siblings only.
+    assert b"org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactory" in builder
+    assert b"com/fasterxml/jackson" not in builder.replace(b"org/apache/iceberg/shaded/com/fasterxml/jackson", b"")
+    assert spark_env.jackson_shim(tmp_path) == shim  # built once
