@@ -36,9 +36,10 @@ class Killed(Exception):
 
 
 @contextmanager
-def killed_before(project: CdcProject, fragment: str) -> Iterator[list[str]]:
+def killed_before(project: CdcProject, fragment: str, meanwhile: str | None = None) -> Iterator[list[str]]:
     """Every statement of the Spark session runs, until the first one containing `fragment`:
-    that one raises instead, as if the process had died just before it. Yields the statements
+    that one raises instead, as if the process had died just before it; or with `meanwhile`,
+    that statement first (another writer's), then the statement itself. Yields the statements
     that ran."""
     assert project.spark is not None
     session = project.spark.session
@@ -47,7 +48,9 @@ def killed_before(project: CdcProject, fragment: str) -> Iterator[list[str]]:
 
     def sql(text: str, *args: object, **kwargs: object) -> object:
         if fragment in " ".join(text.split()):
-            raise Killed(fragment)  # dbt reports the message: the fragment
+            if meanwhile is None:
+                raise Killed(fragment)  # dbt reports the message: the fragment
+            original(meanwhile).collect()
         ran.append(text)
         return original(text, *args, **kwargs)
 
@@ -87,6 +90,30 @@ def test_a_run_killed_before_any_write_converges(project: CdcProject, scd_type: 
     assert project.rows("users") == EXPECTED[scd_type]
     assert project.run("users").metrics("users") == (0, 0)
     assert project.rows("users") == EXPECTED[scd_type]
+
+
+@ON_SPARK
+@pytest.mark.parametrize("written", ["users", "users__cdc_state", "users__cdc_runs"])
+def test_a_run_whose_tables_another_run_wrote_meanwhile_writes_nothing(project: CdcProject, written: str) -> None:
+    """Two runs of one model at once: the one that reads the tables before the other commits and
+    writes after fails before its first write (the check is part of its MERGE into the target)."""
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users", FEED_MODEL, **USERS_SCD2_CONFIG)
+    run_batches(project, EARLY, **USERS_RUN)
+    project.replace_rows("users_cdf", LATE)
+    other_write = {
+        "users": f"update {project.relation('users')} set name = 'other' where userId = 124",
+        "users__cdc_state": f"update {project.relation('users__cdc_state')} set name = 'other' where userId = 124",
+        "users__cdc_runs": f"update {project.relation('users__cdc_runs')} set num_events = 99",
+    }[written]
+    before = project.snapshot(*project.cdc_tables("users"))
+    with killed_before(project, TARGET.format(s=project.schema), meanwhile=other_write):
+        outcome = project.dbt("run", "--select", "users")
+    assert not outcome.success
+    assert "another run wrote" in outcome.error and "nothing was written" in outcome.error, outcome.error
+    after = project.snapshot(*project.cdc_tables("users"))
+    assert {table for table in before if before[table] != after[table]} == {written}  # the other run's write only
+    assert project.run("users").metrics("users") != (0, 0)  # run again: it applies the events
 
 
 @ON_SPARK

@@ -13,7 +13,7 @@
 
   {#- Apply, then record. The change feed (if on) reads the rows the changes touch before and after the write. -#}
   {%- do auto_cdc.run_statements(auto_cdc.change_feed_statements(arg_dict, 'before_write')) -%}
-  {%- do auto_cdc.run_statements(auto_cdc.write_target_statements(cfg, arg_dict.changes, arg_dict.target)) -%}
+  {%- do auto_cdc.run_statements(auto_cdc.write_target_statements(cfg, arg_dict.changes, arg_dict.target, arg_dict.get('fence'))) -%}
   {%- do auto_cdc.run_statements(auto_cdc.change_feed_statements(arg_dict, 'after_write')) -%}
   {%- do auto_cdc.run_statements(auto_cdc.write_state_statements(arg_dict)) -%}
   {%- do auto_cdc.run_statements([auto_cdc.record_run_sql(arg_dict, metrics)]) -%}

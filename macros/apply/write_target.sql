@@ -17,12 +17,13 @@
 {%- endmacro %}
 
 
-{% macro write_target_statements(cfg, changes, target) -%}
-  {#- Dispatched, so an adapter with a better write (e.g. one MERGE) can replace all three. -#}
-  {{ return(adapter.dispatch('write_target_statements', 'auto_cdc')(cfg, changes, target)) }}
+{% macro write_target_statements(cfg, changes, target, fence=none) -%}
+  {#- Dispatched, so an adapter with a better write (e.g. one MERGE) can replace all three.
+      `fence`: see read_fence (none here: the transaction is the fence). -#}
+  {{ return(adapter.dispatch('write_target_statements', 'auto_cdc')(cfg, changes, target, fence)) }}
 {%- endmacro %}
 
-{% macro default__write_target_statements(cfg, changes, target) -%}
+{% macro default__write_target_statements(cfg, changes, target, fence) -%}
   {%- set layout = auto_cdc.target_layout(cfg) -%}
   {{ return([
       auto_cdc.delete_rows_sql(target, changes, layout.identity),

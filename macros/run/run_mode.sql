@@ -55,6 +55,19 @@
 {%- endmacro %}
 
 
+{% macro read_fence(existing) -%}
+  {#- What the model's existing tables (`existing`, none for missing ones) are as this run starts
+      reading them, for an adapter without transactions to check before its first write that no
+      other run has written them since (apply/write_target.sql). None where a transaction and
+      lock_target serialise runs. -#}
+  {{ return(adapter.dispatch('read_fence', 'auto_cdc')(existing | reject('none') | list)) }}
+{%- endmacro %}
+
+{% macro default__read_fence(relations) -%}
+  {{ return(none) }}
+{%- endmacro %}
+
+
 {% macro relation_types(schema_relation) -%}
   {#- {name: 'table' or 'view'} of the schema's relations. -#}
   {{ return(adapter.dispatch('relation_types', 'auto_cdc')(schema_relation)) }}

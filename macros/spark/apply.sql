@@ -4,12 +4,16 @@
     and the MERGEs, keyed on each table's row identity, bring every table to what one
     uninterrupted run gives. The target is written first, then the state, then the run history. -#}
 
-{% macro spark__write_target_statements(cfg, changes, target) -%}
+{% macro spark__write_target_statements(cfg, changes, target, fence) -%}
   {#- A replay may find a row already inserted, or an updated row missing (its key deleted and
-      the delete replayed): an insert or update of a row is an upsert here. -#}
+      the delete replayed): an insert or update of a row is an upsert here. With a fence (see
+      below), the changes pass through its check. -#}
   {%- set layout = auto_cdc.target_layout(cfg) -%}
   {%- set columns = layout.identity + layout.updated -%}
-  {{ return([auto_cdc.merge_rows_sql(target, changes, layout.identity, layout.updated, columns)]) }}
+  {%- set source -%}
+    {%- if fence -%}(select * from {{ changes }} where {{ auto_cdc.fence_check_sql(fence) }}){%- else -%}{{ changes }}{%- endif -%}
+  {%- endset -%}
+  {{ return([auto_cdc.merge_rows_sql(target, source, layout.identity, layout.updated, columns)]) }}
 {%- endmacro %}
 
 
@@ -98,4 +102,45 @@
   case when {{ parts[0] }} is not null then named_struct(
     {%- for part in parts %}{{ auto_cdc.string_literal(cfg.sequence_fields[loop.index0]) }}, {{ part }}{{ ', ' if not loop.last }}{% endfor -%}
   ) end
+{%- endmacro %}
+
+
+{#- Concurrent runs. Without a lock, two runs of one model could each resolve against the tables
+    as they were, and the later write would bring back what the earlier replaced. So a run notes
+    the current snapshot of each of its tables as it starts reading (read_fence), and the MERGE
+    into the target, its first write, fails (raise_error) if any of them has moved on: the run
+    writes nothing and says to run it again. The check is part of the MERGE, so Iceberg's own
+    validation covers the rest: a run that commits to the target while this MERGE runs makes
+    this commit fail on the rows both changed. Once a run's target MERGE has committed, every
+    other run of the model fails at its own. -#}
+
+{% macro spark__read_fence(relations) -%}
+  {%- if not relations -%}{{ return(none) }}{%- endif -%}
+  {%- set found = run_query(auto_cdc.current_snapshots_sql(relations)).rows[0] -%}
+  {%- set fence = [] -%}
+  {%- for relation in relations -%}{%- do fence.append((relation, found[loop.index0])) -%}{%- endfor -%}
+  {{ return(fence) }}
+{%- endmacro %}
+
+
+{% macro current_snapshots_sql(relations) -%}
+  {#- One row: each relation's current Iceberg snapshot (-1 before its first write). -#}
+  select
+  {%- for relation in relations %}
+    coalesce((select snapshot_id from {{ relation }}.refs where name = 'main'), -1){{ ',' if not loop.last }}
+  {%- endfor %}
+{%- endmacro %}
+
+
+{% macro fence_check_sql(fence) -%}
+  {#- A boolean expression that is true while every table is at the snapshot noted, and fails
+      the statement otherwise. -#}
+  {%- set message = "auto_cdc: model '" ~ model.name ~ "': another run wrote "
+      ~ (fence | map(attribute=0) | join(', ')) ~ " while this run was reading them; nothing was written. Run the model again"
+      ~ " (and schedule one run of a model at a time)." -%}
+  case when
+  {%- for relation, snapshot in fence %}
+    coalesce((select snapshot_id from {{ relation }}.refs where name = 'main'), -1) = {{ snapshot }}{{ ' and' if not loop.last }}
+  {%- endfor %}
+  then true else raise_error({{ auto_cdc.string_literal(message) }}) end
 {%- endmacro %}
