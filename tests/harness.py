@@ -11,6 +11,7 @@ import decimal
 import hashlib
 import json
 import os
+import shutil
 import threading
 import uuid
 from collections.abc import Iterable, Sequence
@@ -29,7 +30,14 @@ ADAPTERS = ("duckdb", "postgres")
 # The Spark tier (tests marked `spark`, conftest.py): a local Spark with Iceberg tables.
 SPARK = "spark"
 # Column types the tests write in PostgreSQL/DuckDB spelling, as Spark spells them.
-SPARK_TYPES = {"varchar": "string", "text": "string", "integer": "int", "timestamptz": "timestamp"}
+SPARK_TYPES = {
+    "varchar": "string",
+    "text": "string",
+    "integer": "int",
+    "timestamptz": "timestamp",
+    "varchar[]": "array<string>",
+    "text[]": "array<string>",
+}
 # Random cases per property test and adapter (34 tests, each case several dbt runs). Every run
 # draws new cases; raise it for a deeper search (e.g. AUTO_CDC_HYPOTHESIS_EXAMPLES=200
 # overnight). With 10 the suite takes 28 minutes on two cores (20 with 4), which leaves CI room
@@ -169,7 +177,7 @@ class CdcProject:
         if adapter == "postgres":
             self.execute(f'drop schema if exists "{self.schema}" cascade; create schema "{self.schema}"')
         if adapter == SPARK:
-            self.execute(f"drop database if exists {self.schema} cascade")
+            self._drop_spark_schema()
             self.execute(f"create database {self.schema}")
 
     def _write_profile(self) -> None:
@@ -366,7 +374,15 @@ class CdcProject:
         if self.adapter == "postgres":
             self.execute(f'drop schema if exists "{self.schema}" cascade')
         if self.adapter == SPARK:
-            self.execute(f"drop database if exists {self.schema} cascade")
+            self._drop_spark_schema()
+
+    def _drop_spark_schema(self) -> None:
+        """Drops the database and its directory: dropping a database does not purge its tables'
+        files, and a table created later under a dropped table's name would find them."""
+        assert self.spark is not None
+        self.execute(f"drop database if exists {self.schema} cascade")
+        warehouse = Path(self.spark.parameters["spark.sql.warehouse.dir"])
+        shutil.rmtree(warehouse / f"{self.schema}.db", ignore_errors=True)
 
 
 @dataclass
@@ -407,6 +423,8 @@ def _spark_literal(value: Any) -> str:
         return f"timestamp'{value.isoformat(sep=' ')}'"
     if isinstance(value, datetime.date):
         return f"date'{value.isoformat()}'"
+    if isinstance(value, (list, tuple)):
+        return "array(" + ", ".join(_spark_literal(v) for v in value) + ")"
     if isinstance(value, float):
         return f"double('{value!r}')"
     if isinstance(value, decimal.Decimal):

@@ -25,6 +25,8 @@ from scenarios import (
     snapshot_model,
 )
 
+pytestmark = pytest.mark.spark  # on Spark too
+
 # --- `--empty` changes nothing that exists ---------------------------------------------------------
 
 
@@ -127,7 +129,7 @@ def test_missing_helper_table_fails_until_a_full_refresh(project: CdcProject, mi
 def test_missing_target_with_state_fails(project: CdcProject) -> None:
     built(project)
     project.execute(f"drop table {project.relation('dim')}")
-    fails(project, '"dim"', "is missing", "--full-refresh")
+    fails(project, ".dim is missing" if project.adapter == "spark" else '"dim"', "is missing", "--full-refresh")
 
 
 def test_missing_versions_table_fails_and_says_snapshot_history_cannot_be_rebuilt(project: CdcProject) -> None:

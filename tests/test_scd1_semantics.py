@@ -10,6 +10,8 @@ import pytest
 from harness import CdcProject
 from scenarios import CITY_EVENTS, EPOCH_CONFIG, EPOCH_EVENTS, MODEL, TRUNCATING_CONFIG, run_batches
 
+pytestmark = pytest.mark.spark  # on Spark too
+
 
 def _setup(project: CdcProject, columns: dict[str, str] | None = None, **config: object) -> None:
     project.create_table("events", columns or CITY_EVENTS)
@@ -286,7 +288,7 @@ def test_quoted_mixed_case_columns(project: CdcProject) -> None:
         MODEL,
         keys=["userId"],
         sequence_by="seqNum",
-        apply_as_deletes="\"Op\" = 'D'",
+        apply_as_deletes=project.dialect("\"Op\" = 'D'"),
         except_column_list=["seqNum", "Op"],
         ignore_null_updates_column_list=["Home City"],
     )

@@ -50,5 +50,9 @@
 
 
 {% macro string_literal(value) -%}
-  {{ return("'" ~ (value | string | replace("'", "''")) ~ "'") }}
+  {{ return(adapter.dispatch('string_literal', 'auto_cdc')(value | string)) }}
+{%- endmacro %}
+
+{% macro default__string_literal(value) -%}
+  {{ return("'" ~ (value | replace("'", "''")) ~ "'") }}
 {%- endmacro %}

@@ -24,7 +24,6 @@
   {%- set existing = auto_cdc.existing_relations(model_tables) -%}
   {%- set mode = auto_cdc.run_mode(model_tables, existing) -%}
   {%- set rebuild = mode != 'apply' -%}
-  {%- set fence = none if rebuild else auto_cdc.read_fence(existing) -%}
   {%- set previous = none if rebuild else auto_cdc.last_run(state.runs) -%}
   {%- do auto_cdc.check_config_drift(cfg.state_config, previous) -%}
 
@@ -57,7 +56,7 @@
     {%- set metrics = auto_cdc.apply_changes({
         'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
         'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-        'fence': fence, 'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': feed,
+        'fence': none if rebuild else auto_cdc.read_fence(existing), 'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': feed,
         'previous_checkpoint': previous.checkpoint_value if previous and previous.checkpoint_column == cfg.checkpoint_column else none,
     }) -%}
     {%- do auto_cdc.report(metrics) -%}

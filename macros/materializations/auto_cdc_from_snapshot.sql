@@ -21,7 +21,6 @@
   {%- set existing = auto_cdc.existing_relations(model_tables) -%}
   {%- set mode = auto_cdc.run_mode(model_tables, existing) -%}
   {%- set rebuild = mode != 'apply' -%}
-  {%- set fence = none if rebuild else auto_cdc.read_fence(existing) -%}
   {%- set previous = none if rebuild else auto_cdc.last_run(state.runs) -%}
   {%- do auto_cdc.check_config_drift({'materialized': model.config.materialized, 'snapshot_versions': versions.way}, previous) -%}
 
@@ -75,7 +74,7 @@
       {%- set metrics = auto_cdc.apply_changes({
           'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
           'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-          'fence': fence, 'full_refresh': rebuild, 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': feed,
+          'fence': none if rebuild else auto_cdc.read_fence(existing), 'full_refresh': rebuild, 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': feed,
           'previous_checkpoint': none,
       }) -%}
       {%- do auto_cdc.run_statements([auto_cdc.record_versions_sql(state.versions, temps.read_versions, state.runs)]) -%}

@@ -56,10 +56,10 @@
 
 
 {% macro read_fence(existing) -%}
-  {#- What the model's existing tables (`existing`, none for missing ones) are as this run starts
-      reading them, for an adapter without transactions to check before its first write that no
-      other run has written them since (apply/write_target.sql). None where a transaction and
-      lock_target serialise runs. -#}
+  {#- What the model's existing tables (`existing`, none for missing ones) are, noted after this
+      run's own schema changes and before it resolves its changes from them, for an adapter
+      without transactions to check in its first write that no other run has written them since
+      (apply/write_target.sql). None where a transaction and lock_target serialise runs. -#}
   {{ return(adapter.dispatch('read_fence', 'auto_cdc')(existing | reject('none') | list)) }}
 {%- endmacro %}
 

@@ -34,14 +34,16 @@
 {% macro spark__write_state_statements(arg_dict) -%}
   {%- set cfg = arg_dict.cfg -%}
   {%- if cfg.scd_type == '1' -%}
-    {#- A key keeps a state row while it has a visible row or a live tombstone. -#}
+    {#- A key keeps a state row while it has a visible row or a live tombstone. Tombstones past
+        their retention are forgotten first: each statement has its own current_timestamp, and
+        this run's tombstones must not look expired to a later statement of the same run. -#}
     {%- set n = cfg.seq_parts -%}
     {%- set kept -%}({{ auto_cdc.seq_first('c.__cdc_upsert_seq', n) }} is not null or {{ auto_cdc.seq_first('c.__cdc_delete_seq', n) }} is not null){%- endset -%}
     {%- set stored = auto_cdc.scd1_state_columns(cfg) -%}
     {{ return([
+        auto_cdc.scd1_forget_expired_sql(arg_dict),
         auto_cdc.merge_rows_sql(arg_dict.state, arg_dict.changes, cfg.key_columns, stored, cfg.key_columns + stored,
                                 upsert=kept, delete='not ' ~ kept),
-        auto_cdc.scd1_forget_expired_sql(arg_dict),
     ]) }}
   {%- elif cfg.history_from_open_rows -%}
     {{ return([]) }}
