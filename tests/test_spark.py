@@ -5,12 +5,16 @@ Spark through the tests marked `spark` in the other modules."""
 
 from __future__ import annotations
 
+import os
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import test_property
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import spark_env
 from harness import CdcProject
@@ -29,6 +33,29 @@ from spec_data import (
 
 pytestmark = pytest.mark.spark
 ON_SPARK = pytest.mark.parametrize("project", ["spark"], indirect=True)
+
+
+# Random cases per property test and mode on Spark, where each case costs several runs of 2-4 s.
+SPARK_EXAMPLES = int(os.environ.get("AUTO_CDC_SPARK_EXAMPLES", "4"))
+SPARK_SETTINGS = settings(max_examples=SPARK_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _on_spark(property_test: object) -> object:
+    """One of test_property.py's property tests, with SPARK_EXAMPLES cases (the same body)."""
+    return given(data=st.data())(SPARK_SETTINGS(property_test.hypothesis.inner_test))  # type: ignore[attr-defined]
+
+
+ON_SPARK_MODULE = pytest.mark.parametrize("module_project", ["spark"], indirect=True)
+test_scd1_any_split_matches_the_reference = ON_SPARK_MODULE(
+    pytest.mark.parametrize("mode", ["full_rows", "columns_to_update"])(
+        _on_spark(test_property.test_any_split_and_arrival_order_matches_the_reference)
+    )
+)
+test_scd2_any_split_matches_the_reference = ON_SPARK_MODULE(
+    pytest.mark.parametrize("mode", ["full_rows", "track_name_only"])(
+        _on_spark(test_property.test_scd2_history_for_any_split_matches_the_reference)
+    )
+)
 
 
 class Killed(Exception):
