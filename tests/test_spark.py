@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import spark_env
 from harness import CdcProject
 from reference import sort_rows
-from scenarios import run_batches
+from scenarios import fails, run_batches
 from spec_data import (
     FEED_MODEL,
     SPEC_7_1,
@@ -166,3 +166,21 @@ def test_jackson_shim_relocates_every_reference(tmp_path: Path) -> None:
     assert b"org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactory" in builder
     assert b"com/fasterxml/jackson" not in builder.replace(b"org/apache/iceberg/shaded/com/fasterxml/jackson", b"")
     assert spark_env.jackson_shim(tmp_path) == shim  # built once
+
+
+@ON_SPARK
+@pytest.mark.parametrize("feature", ["change_feed", "contract"])
+def test_what_is_not_tested_on_spark_fails_before_writing(project: CdcProject, feature: str) -> None:
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users", FEED_MODEL, **USERS_CONFIG)
+    run_batches(project, USERS_CDF[:2], **USERS_RUN)
+    if feature == "change_feed":
+        project.model("users", FEED_MODEL, **USERS_CONFIG, change_feed=True)
+    else:
+        project.write(
+            "models/schema.yml",
+            "version: 2\nmodels:\n  - name: users\n    config: {contract: {enforced: true}}\n    columns:\n"
+            "      - {name: userId, data_type: int}\n      - {name: name, data_type: string}\n"
+            "      - {name: city, data_type: string}\n",
+        )
+    fails(project, f"`{feature}` is not supported on spark yet", model="users")

@@ -34,6 +34,8 @@
   {%- for name in ['tombstone_retention', 'max_delete_fraction', 'on_schema_change'] -%}
     {%- do auto_cdc._check_field(fields[name], values[name], errors) -%}
   {%- endfor -%}
+  {%- do auto_cdc._check_adapter_support({'change_feed': change_feed.enabled, 'flows': flows | length > 0,
+                                          'contract': auto_cdc.contract_enforced()}, errors) -%}
 
   {%- if errors -%}
     {%- do exceptions.raise_compiler_error(
@@ -161,3 +163,19 @@
   {%- endfor -%}
   {{ return(columns | sort | list) }}
 {%- endmacro %}
+
+
+{% macro _check_adapter_support(used, errors) -%}
+  {#- `used`: {feature: whether the model uses it}. A feature not tested on this adapter fails
+      here, before anything is written, instead of running untested. -#}
+  {%- for feature in auto_cdc.untested_features() if used[feature] -%}
+    {%- do errors.append("`" ~ feature ~ "` is not supported on " ~ adapter.type() ~ " yet (it is not tested there; README, \"Spark\"): turn it off for this model.") -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro untested_features() -%}
+  {{ return(adapter.dispatch('untested_features', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__untested_features() -%}{{ return([]) }}{%- endmacro %}

@@ -74,3 +74,9 @@
   {%- endfor -%}
   {{ return(found) }}
 {%- endmacro %}
+
+
+{% macro spark__untested_features() -%}
+  {#- Not yet tested on Spark: each fails the run before anything is written (README, "Spark"). -#}
+  {{ return(['change_feed', 'flows', 'contract']) }}
+{%- endmacro %}
