@@ -47,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "spark: also run the test on Spark with Iceberg tables (the Spark tier)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Spark variants only for tests marked `spark`, all in one xdist group (one JVM)."""
     kept, dropped = [], []
