@@ -75,6 +75,8 @@ class Comparison:
 
 
 def _series(adapter: str, n: int) -> str:
+    if adapter == "spark":
+        return f"(select id as i from range(1, {n} + 1)) as g"
     return f"generate_series(1, {n}) as g(i)" if adapter == "postgres" else f"range(1, {n} + 1) as g(i)"
 
 
@@ -94,7 +96,8 @@ def _load_batch(project: CdcProject, w: Workload) -> None:
     n_update, n_delete = int(w.batch * w.update_share), int(w.batch * w.delete_share)
     n_late = int(w.batch * w.late_share)
     values = ", ".join(f"'changed{n} ' || i" for n in range(1, w.columns + 1))
-    project.execute(f"truncate table {project.relation('events')}")  # a fresh feed, no dead rows
+    emptied = "delete from" if project.adapter == "spark" else "truncate table"
+    project.execute(f"{emptied} {project.relation('events')}")  # a fresh feed, no dead rows
     project.execute(
         f"insert into {project.relation('events')} select "
         f"case when i <= {n_update + n_delete} then i * {step} else {w.target_rows} + i end, {values}, "
@@ -314,6 +317,97 @@ def scaling(project: CdcProject, server, w: Workload, scd: int) -> Measure:
     return dbt(project, server, "run", "-s", "dim")
 
 
+# --- Spark: in this process, one JVM for the section (its Derby metastore allows one) ------------
+
+ICEBERG_MOR = (
+    "using iceberg tblproperties ('format-version' = '2', 'write.merge.mode' = 'merge-on-read', "
+    "'write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read')"
+)
+
+
+def spark_dbt(project: CdcProject, *args: str) -> Measure:
+    """A dbt invocation in this process (the session is shared), timed from its JSON debug log."""
+    log = project.path / "logs" / "dbt.log"
+    log.unlink(missing_ok=True)
+    started = time.perf_counter()
+    outcome = project.dbt(*args, "--log-format-file", "json", "--log-level-file", "debug")
+    wall = time.perf_counter() - started
+    if not outcome.success:
+        raise RuntimeError(f"{' '.join(args)} failed:\n{outcome.error}")
+    model_s = sum(float(r.execution_time) for r in outcome.results)
+    message = "; ".join(str(r.message or "") for r in outcome.results)
+    return Measure(_statement_seconds(log), model_s, wall - model_s, 0.0, None, message)
+
+
+def spark_against_merge(project: CdcProject, w: Workload) -> Comparison:
+    """SCD1 on an Iceberg target: auto_cdc against a hand-written dedupe plus one MERGE into a
+    copy of the same target (same table properties), on the same session."""
+    assert project.spark is not None
+    _load_initial(project, w)
+    project.model("dim", "select * from {{ target.schema }}.events", **CDC)
+    spark_dbt(project, "run", "-s", "dim")
+    dim, base, events = project.relation("dim"), project.relation("base"), project.relation("events")
+    project.execute(f"create table {base} {ICEBERG_MOR} as select * from {dim}")
+    _load_batch(project, w)
+    cols = w.value_columns()
+    latest = (
+        f"select * from (select *, row_number() over (partition by id order by seq desc) as rn from {events}) as e"
+        " where rn = 1"
+    )
+    merge = (
+        f"merge into {base} as t using ({latest}) as s on t.id = s.id "
+        "when matched and s.op = 'D' then delete "
+        f"when matched then update set {', '.join(f'{c} = s.{c}' for c in cols)} "
+        f"when not matched and s.op <> 'D' then insert (id, {', '.join(cols)}) "
+        f"values (s.id, {', '.join('s.' + c for c in cols)})"
+    )
+    started = time.perf_counter()
+    project.spark.session.sql(merge).collect()
+    baseline = time.perf_counter() - started
+    ours = spark_dbt(project, "run", "-s", "dim")
+    return Comparison(ours, baseline, _same(project, "base", "dim"))
+
+
+def spark_section(sizes: list[int], batch: int, columns: int, repeat: int, report: Report) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    import spark_env
+    from harness import SparkTarget
+
+    report.section(
+        f"6. Spark 3.5 with Iceberg tables (local[2], dbt-spark session mode): SCD1, {batch:,} in-order events "
+        f"against a hand-written dedupe + MERGE on the same session (median of {repeat})",
+        *("target rows", "auto_cdc SQL (s)", "hand-written MERGE (s)", "SQL ratio", "auto_cdc model (s)"),
+        *("statements", "same table"),
+    )
+    with tempfile.TemporaryDirectory() as home:
+        cache = Path.home() / ".cache" / "dbt-auto-cdc"
+        session = spark_env.start_session(Path(home), cache)
+        spark = SparkTarget(session, spark_env.session_parameters(Path(home), cache))
+        try:
+            for size in sizes:
+                runs = []
+                for _ in range(repeat):
+                    with tempfile.TemporaryDirectory() as tmp:
+                        project = CdcProject(Path(tmp), "spark", None, spark=spark)
+                        try:
+                            runs.append(spark_against_merge(project, Workload(size, batch, columns=columns)))
+                            statements = len(_statements(project.path / "logs" / "dbt.log"))
+                        finally:
+                            project.close()
+                r = sorted(runs, key=lambda c: c.ours.sql_s / c.baseline_s)[len(runs) // 2]
+                report.add(
+                    f"{size:,}",
+                    f"{r.ours.sql_s:.2f}",
+                    f"{r.baseline_s:.2f}",
+                    f"{r.ours.sql_s / r.baseline_s:.2f}x",
+                    f"{r.ours.model_s:.2f}",
+                    statements,
+                    "yes" if r.same_result else "NO",
+                )
+        finally:
+            session.stop()
+
+
 @dataclass
 class Overhead:
     models: int
@@ -470,7 +564,7 @@ def run_all(
     snapshot_rows: int,
     repeat: int,
     report: Report,
-    sections: str = "12345",
+    sections: str = "123456",
 ) -> None:
     server = postgres_server.start(SERVER_SETTINGS) if "postgres" in adapters else None
     largest = sizes[-1]
@@ -599,6 +693,8 @@ def run_all(
                         "" if models == 1 else f"{o.per_model_s:.3f}",
                         f"{o.whole.startup_s:.1f}",
                     )
+        if "6" in sections:
+            spark_section(sizes, batch, columns, repeat, report)
     finally:
         if server is not None:
             server.stop()
@@ -615,7 +711,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="fresh set-ups per comparison with a baseline (median)")
     parser.add_argument("--quick", action="store_true", help="small sizes; print only")
     parser.add_argument("--profile", type=int, default=0, help="print each dbt run's N slowest statements")
-    parser.add_argument("--only", nargs="+", choices="12345", help="measure only these sections (print only)")
+    parser.add_argument("--only", nargs="+", choices="123456", help="measure only these sections (print only)")
     parser.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
     args = parser.parse_args()
     if args.quick:
@@ -625,7 +721,7 @@ def main() -> None:
     global PROFILE
     PROFILE = args.profile
     sizes = (args.sizes, args.big, args.batch, args.columns, args.snapshot_rows, args.repeat)
-    run_all(args.adapters, *sizes, report, "".join(args.only or "12345"))
+    run_all(args.adapters, *sizes, report, "".join(args.only or "123456"))
     if args.quick or args.only:
         return
     head = (REPO / "bench" / "BENCHMARKS.head.md").read_text()
