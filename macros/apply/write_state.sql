@@ -51,15 +51,22 @@
 {% macro scd1_forget_dominated_sql(arg_dict) -%}
   {#- After a truncate (run once the run is recorded), tombstones older than the watermark are
       redundant: it blocks those late upserts on its own. -#}
-  {{ return(adapter.dispatch('scd1_forget_dominated_sql', 'auto_cdc')(arg_dict)) }}
+  {%- set n = arg_dict.cfg.seq_parts -%}
+  {%- set watermark -%}(select {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }} from {{ arg_dict.runs }} order by run_id desc limit 1){%- endset -%}
+  {%- set dominated -%}
+    s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null and {{ auto_cdc.seq_older('__cdc_delete_seq', 'truncate_seq', n, 's', 'w') }}
+  {%- endset -%}
+  {{ return(auto_cdc.delete_joined_sql(arg_dict.state, watermark, dominated)) }}
 {%- endmacro %}
 
-{% macro default__scd1_forget_dominated_sql(arg_dict) -%}
-  {%- set n = arg_dict.cfg.seq_parts -%}
-  delete from {{ arg_dict.state }} as s
-  using (select {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }} from {{ arg_dict.runs }} order by run_id desc limit 1) as w
-  where s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null
-    and {{ auto_cdc.seq_older('__cdc_delete_seq', 'truncate_seq', n, 's', 'w') }}
+
+{% macro delete_joined_sql(relation, other, condition) -%}
+  {#- Deletes the rows of `relation` (alias s) that match a row of `other` (alias w) on `condition`. -#}
+  {{ return(adapter.dispatch('delete_joined_sql', 'auto_cdc')(relation, other, condition)) }}
+{%- endmacro %}
+
+{% macro default__delete_joined_sql(relation, other, condition) -%}
+  delete from {{ relation }} as s using {{ other }} as w where {{ condition }}
 {%- endmacro %}
 
 

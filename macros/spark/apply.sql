@@ -89,13 +89,9 @@
 {%- endmacro %}
 
 
-{% macro spark__scd1_forget_dominated_sql(arg_dict) -%}
-  {%- set n = arg_dict.cfg.seq_parts -%}
-  merge into {{ arg_dict.state }} as s
-  using (select {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }} from {{ arg_dict.runs }} order by run_id desc limit 1) as w
-  on s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null
-    and {{ auto_cdc.seq_older('__cdc_delete_seq', 'truncate_seq', n, 's', 'w') }}
-  when matched then delete
+{% macro spark__delete_joined_sql(relation, other, condition) -%}
+  {#- Spark's DELETE takes no USING: a MERGE that only deletes. -#}
+  merge into {{ relation }} as s using {{ other }} as w on {{ condition }} when matched then delete
 {%- endmacro %}
 
 
