@@ -50,11 +50,6 @@
 {%- endmacro %}
 
 
-{% macro spark__column_type_of(relation, expr) -%}
-  {{ return(run_query(auto_cdc.type_probe_sql(relation, 'typeof(' ~ expr ~ ')')).rows[0][0]) }}
-{%- endmacro %}
-
-
 {#- Iceberg has no indexes: MERGE prunes data files by the min/max statistics of the keys. -#}
 {% macro spark__create_key_index(relation, columns, unique) -%}
 {%- endmacro %}
