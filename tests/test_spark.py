@@ -184,3 +184,15 @@ def test_what_is_not_tested_on_spark_fails_before_writing(project: CdcProject, f
             "      - {name: city, data_type: string}\n",
         )
     fails(project, f"`{feature}` is not supported on spark yet", model="users")
+
+
+@ON_SPARK
+def test_file_format_and_tblproperties_configs(project: CdcProject) -> None:
+    project.create_table("users_cdf", USERS_COLUMNS)
+    tblproperties = {"write.merge.mode": "copy-on-write"}
+    project.model("users", FEED_MODEL, **USERS_CONFIG, file_format="iceberg", tblproperties=tblproperties)
+    run_batches(project, USERS_CDF, **USERS_RUN)
+    assert project.rows("users") == SPEC_7_1
+    properties = dict(project.query(f"show tblproperties {project.relation('users')}"))
+    assert properties["write.merge.mode"] == "copy-on-write"  # the model's, over auto_cdc's default
+    assert properties["write.delete.mode"] == "merge-on-read"
