@@ -6,8 +6,9 @@ Spark through the tests marked `spark` in the other modules."""
 from __future__ import annotations
 
 import os
+import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 import spark_env
 from harness import CdcProject
 from reference import sort_rows
-from scenarios import fails, run_batches
+from scenarios import CITY_EVENTS, CONFIG, MODEL, fails, run_batches
 from spec_data import (
     FEED_MODEL,
     SPEC_7_1,
@@ -63,11 +64,13 @@ class Killed(Exception):
 
 
 @contextmanager
-def killed_before(project: CdcProject, fragment: str, meanwhile: str | None = None) -> Iterator[list[str]]:
+def killed_before(
+    project: CdcProject, fragment: str, meanwhile: str | Callable[[], object] | None = None
+) -> Iterator[list[str]]:
     """Every statement of the Spark session runs, until the first one containing `fragment`:
     that one raises instead, as if the process had died just before it; or with `meanwhile`,
-    that statement first (another writer's), then the statement itself. Yields the statements
-    that ran."""
+    that first (another writer's statement, or a function), then the statement itself. Yields
+    the statements that ran."""
     assert project.spark is not None
     session = project.spark.session
     original = session.sql
@@ -77,7 +80,7 @@ def killed_before(project: CdcProject, fragment: str, meanwhile: str | None = No
         if fragment in " ".join(text.split()):
             if meanwhile is None:
                 raise Killed(fragment)  # dbt reports the message: the fragment
-            original(meanwhile).collect()
+            meanwhile() if callable(meanwhile) else original(meanwhile).collect()
         ran.append(text)
         return original(text, *args, **kwargs)
 
@@ -141,6 +144,24 @@ def test_a_run_whose_tables_another_run_wrote_meanwhile_writes_nothing(project: 
     after = project.snapshot(*project.cdc_tables("users"))
     assert {table for table in before if before[table] != after[table]} == {written}  # the other run's write only
     assert project.run("users").metrics("users") != (0, 0)  # run again: it applies the events
+
+
+@ON_SPARK
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_a_run_slower_than_the_retention_keeps_its_own_events_and_tombstones(project: CdcProject, scd_type: int) -> None:
+    """Each Spark statement has its own current_timestamp; a run has one time (cfg.now), so its
+    own events and tombstones are not past tombstone_retention when it writes them, however long
+    its statements take (CI found SCD2 compacting a run's own events)."""
+    project.create_table("events", CITY_EVENTS)
+    project.model("dim", MODEL, **CONFIG, stored_as_scd_type=scd_type, tombstone_retention=1)
+    project.replace_rows("events", [(1, "a", "x", "U", s) for s in (1, 2, 3)] + [(1, None, None, "D", 4), (2, "b", "y", "U", 1)])
+    with killed_before(project, f"merge into {project.schema}.dim__cdc_state", meanwhile=lambda: time.sleep(2.5)):
+        project.run("dim")
+    stored = project.rows("dim__cdc_state")
+    if scd_type == 1:
+        assert [row[:3] for row in stored] == [(1, None, 4), (2, 1, None)]  # key 1's tombstone stays
+    else:
+        assert [row[:2] for row in stored] == [(1, 1), (1, 2), (1, 3), (1, 4), (2, 1)]  # none compacted
 
 
 @ON_SPARK

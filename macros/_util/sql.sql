@@ -166,8 +166,9 @@
 {%- endmacro %}
 
 
-{% macro seconds_ago(seconds) -%}
-  {{ return(dbt.dateadd('second', -1 * seconds, dbt.current_timestamp())) }}
+{% macro seconds_ago(seconds, now) -%}
+  {#- `now`: SQL for the time to count back from (cfg.now for a run). -#}
+  {{ return(dbt.dateadd('second', -1 * seconds, now)) }}
 {%- endmacro %}
 
 

@@ -44,7 +44,7 @@
   {#- Tombstones past their retention are forgotten: late upserts pass them again. -#}
   delete from {{ arg_dict.state }}
   where {{ auto_cdc.seq_first('__cdc_upsert_seq', arg_dict.cfg.seq_parts) }} is null
-    and __cdc_deleted_at < {{ auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention) }}
+    and __cdc_deleted_at < {{ auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention, arg_dict.cfg.now) }}
 {%- endmacro %}
 
 
@@ -78,7 +78,7 @@
 
 {% macro scd2_event_kept(arg_dict) -%}
   {#- Over the history `h`: is the event kept, and is a kept stored event rewritten (fixed)? -#}
-  {%- set horizon = auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention) -%}
+  {%- set horizon = auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention, arg_dict.cfg.now) -%}
   {%- set kept -%}(h.__cdc_arrived_at >= {{ horizon }} or h.__cdc_run_head = 1 or h.__cdc_run_tail or h.__cdc_closes_run){%- endset -%}
   {%- set refixed -%}{% if arg_dict.cfg.partial %}(h.__cdc_arrived_at < {{ horizon }}){% else %}false{% endif %}{%- endset -%}
   {{ return({'kept': kept, 'refixed': refixed, 'horizon': horizon}) }}

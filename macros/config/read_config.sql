@@ -79,7 +79,7 @@
       'compared_as_text': source.compared_as_text,
       'source_columns': source_columns,
       'state_config': auto_cdc._state_config(values, keys, scd_type, sequence.state, system.recorded, ctu_column, checkpoint_column, source_columns),
-      'seq_type': seq_type,
+      'now': auto_cdc.run_clock(),
   }) }}
 {%- endmacro %}
 
@@ -171,6 +171,19 @@
   {%- for feature in auto_cdc.untested_features() if used[feature] -%}
     {%- do errors.append("`" ~ feature ~ "` is not supported on " ~ adapter.type() ~ " yet (it is not tested there; README, \"Spark\"): turn it off for this model.") -%}
   {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro run_clock() -%}
+  {#- SQL for the run's time: when its events arrived, its tombstones were written and its run
+      was applied, and what retention counts back from. One value for the whole run, so a run
+      never finds its own rows already expired. -#}
+  {{ return(adapter.dispatch('run_clock', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__run_clock() -%}
+  {#- The run is one transaction, and current_timestamp is its start time. -#}
+  {{ return(dbt.current_timestamp()) }}
 {%- endmacro %}
 
 

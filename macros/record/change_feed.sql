@@ -12,16 +12,16 @@
   {%- if feed is none -%}{{ return([]) }}{%- endif -%}
   {%- set identity = auto_cdc.target_layout(arg_dict.cfg).identity -%}
   {%- if step == 'before_write' -%}
-    {{ return([auto_cdc.record_images_sql(feed, arg_dict.target, arg_dict.changes, identity, {'update': 'update_preimage', 'delete': 'delete'})]) }}
+    {{ return([auto_cdc.record_images_sql(feed, arg_dict.target, arg_dict.changes, identity, {'update': 'update_preimage', 'delete': 'delete'}, arg_dict.cfg.now)]) }}
   {%- endif -%}
   {{ return([
-      auto_cdc.record_images_sql(feed, arg_dict.target, arg_dict.changes, identity, {'insert': 'insert', 'update': 'update_postimage'}),
-      auto_cdc.trim_change_feed_sql(feed.relation, arg_dict.cfg.change_feed_retention) if arg_dict.cfg.change_feed_retention else '',
+      auto_cdc.record_images_sql(feed, arg_dict.target, arg_dict.changes, identity, {'insert': 'insert', 'update': 'update_postimage'}, arg_dict.cfg.now),
+      auto_cdc.trim_change_feed_sql(feed.relation, arg_dict.cfg.change_feed_retention, arg_dict.cfg.now) if arg_dict.cfg.change_feed_retention else '',
   ]) }}
 {%- endmacro %}
 
 
-{% macro record_images_sql(feed, target, changes, identity, change_types) -%}
+{% macro record_images_sql(feed, target, changes, identity, change_types, now) -%}
   {#- The target rows the changes touch, as the change feed's rows: `change_types` maps the
       change's action to the row's _change_type. Before the write: an updated row as it was
       (update_preimage), a deleted row with its last values (delete). After it, read back from
@@ -31,26 +31,26 @@
   select {{ auto_cdc.quoted_list(feed.columns, 't.') }},
          case c.__cdc_action{% for action, change_type in change_types.items() %} when {{ auto_cdc.string_literal(action) }} then {{ auto_cdc.string_literal(change_type) }}{% endfor %} end,
          {{ feed.run_id }},
-         {{ dbt.current_timestamp() }}
+         {{ now }}
   from {{ target }} as t
   join {{ changes }} as c on {{ auto_cdc.keys_match(identity, 't', 'c') }}
   where c.__cdc_action in ({% for action in change_types %}{{ auto_cdc.string_literal(action) }}{{ ', ' if not loop.last }}{% endfor %})
 {%- endmacro %}
 
 
-{% macro record_replaced_rows_sql(feed, old_target, columns, run_id) -%}
+{% macro record_replaced_rows_sql(feed, old_target, columns, run_id, now) -%}
   {#- A full refresh, before the old target is dropped: each of its rows is deleted. -#}
   insert into {{ feed }} ({{ auto_cdc.quoted_list(columns) }}, _change_type, _run_id, _committed_at)
-  select {{ auto_cdc.quoted_list(columns) }}, 'delete', {{ run_id }}, {{ dbt.current_timestamp() }}
+  select {{ auto_cdc.quoted_list(columns) }}, 'delete', {{ run_id }}, {{ now }}
   from {{ old_target }}
 {%- endmacro %}
 
 
-{% macro trim_change_feed_sql(feed, retention) -%}
+{% macro trim_change_feed_sql(feed, retention, now) -%}
   {#- Whole runs, oldest first (up to the newest run committed before the horizon): what is left
       is every change from some run on, which is what changes() checks consumers against. -#}
   delete from {{ feed }}
-  where _run_id <= (select max(_run_id) from {{ feed }} where _committed_at < {{ auto_cdc.seconds_ago(retention) }})
+  where _run_id <= (select max(_run_id) from {{ feed }} where _committed_at < {{ auto_cdc.seconds_ago(retention, now) }})
 {%- endmacro %}
 
 

@@ -26,7 +26,7 @@
   select
     {{ auto_cdc.run_id_sql(arg_dict) }},
     {{ auto_cdc.string_literal(invocation_id) }},
-    {{ dbt.current_timestamp() }},
+    {{ arg_dict.cfg.now }},
     {{ 'true' if arg_dict.full_refresh else 'false' }},
     {{ metrics.n_events }},
     {{ metrics.num_upserted_rows }},

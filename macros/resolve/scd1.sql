@@ -151,7 +151,7 @@
   {%- set keys = cfg.key_columns -%}
   {#- A tombstone past its retention is forgotten: late upserts pass it again. -#}
   {%- set live_tombstone -%}
-    not (s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null and s.__cdc_deleted_at < {{ auto_cdc.seconds_ago(cfg.tombstone_retention) }})
+    not (s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null and s.__cdc_deleted_at < {{ auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) }})
   {%- endset -%}
   select {{ auto_cdc.quoted_list(keys, 'k.') }},
     {{ auto_cdc.seq_select('__cdc_batch_upsert_seq', '__cdc_batch_upsert_seq', n, alias='b') }},
@@ -211,7 +211,7 @@
     {{ auto_cdc.seq_select('__cdc_last_upsert_seq', '__cdc_upsert_seq', n, '__cdc_present') }},
     {{ auto_cdc.seq_select('__cdc_last_delete_seq', '__cdc_delete_seq', n, tombstone_live) }},
     case when {{ tombstone_live }} then
-      case when {{ auto_cdc.seq_cmp('__cdc_batch_delete_seq', '__cdc_stored_delete_seq', n, '>') }} then {{ dbt.current_timestamp() }}
+      case when {{ auto_cdc.seq_cmp('__cdc_batch_delete_seq', '__cdc_stored_delete_seq', n, '>') }} then {{ cfg.now }}
       else __cdc_stored_deleted_at end
     end as __cdc_deleted_at
   from resolved

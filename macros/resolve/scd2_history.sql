@@ -75,7 +75,7 @@
     select {{ auto_cdc.quoted_list(cfg.key_columns, 't.') }}, t.{{ auto_cdc.quote_identifier('__START_AT') }}, 'upsert'
       {%- for column in cfg.value_columns %}, t.{{ auto_cdc.quote_identifier(column) }}{% endfor %}
       {%- for column in arg_dict.known_columns %}, false{% endfor %},
-      {{ dbt.current_timestamp() }}, false
+      {{ cfg.now }}, false
     from {{ arg_dict.target }} as t
     where t.{{ auto_cdc.quote_identifier('__END_AT') }} is null
       and exists (select 1 from touched as k where {{ auto_cdc.keys_match(cfg.key_columns, 'k', 't') }})
@@ -109,7 +109,7 @@
     ({{ auto_cdc.writes_column(cfg, column) }}) as {{ auto_cdc.event_flag(column) }}
     {%- endfor %}
     {%- for column in known_columns %}, true as {{ auto_cdc.event_known(column) }}{% endfor %},
-    {{ dbt.current_timestamp() }} as __cdc_arrived_at
+    {{ cfg.now }} as __cdc_arrived_at
   from (
     select *, row_number() over (partition by {{ identity }} order by __cdc_op) as __cdc_copy
     from {{ batch }}

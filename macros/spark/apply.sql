@@ -35,9 +35,8 @@
   {%- set cfg = arg_dict.cfg -%}
   {%- if cfg.scd_type == '1' -%}
     {#- A key keeps a state row while it has a visible row or a live tombstone. Tombstones past
-        their retention join the changes as keys with no state, so the same MERGE forgets them
-        (each statement has its own current_timestamp: a later one could find this run's own
-        tombstones expired). -#}
+        their retention (and not changed by this run) join the changes as keys with no state,
+        so the same MERGE forgets them: one write, not two. -#}
     {%- set n = cfg.seq_parts -%}
     {%- set kept -%}({{ auto_cdc.seq_first('c.__cdc_upsert_seq', n) }} is not null or {{ auto_cdc.seq_first('c.__cdc_delete_seq', n) }} is not null){%- endset -%}
     {%- set stored = auto_cdc.scd1_state_columns(cfg) -%}
@@ -48,7 +47,7 @@
      select {{ auto_cdc.quoted_list(keys, 's.') }}{% for column in stored %}, null{% endfor %}
      from {{ arg_dict.state }} as s
      where s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null
-       and s.__cdc_deleted_at < {{ auto_cdc.seconds_ago(cfg.tombstone_retention) }}
+       and s.__cdc_deleted_at < {{ auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) }}
        and not exists (select 1 from {{ arg_dict.changes }} as t where {{ auto_cdc.keys_match(keys, 't', 's') }}))
     {%- endset -%}
     {{ return([auto_cdc.merge_rows_sql(arg_dict.state, source, keys, stored, keys + stored, upsert=kept, delete='not ' ~ kept)]) }}

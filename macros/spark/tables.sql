@@ -75,3 +75,11 @@
   {#- Not yet tested on Spark: each fails the run before anything is written (README, "Spark"). -#}
   {{ return(['change_feed', 'flows', 'contract']) }}
 {%- endmacro %}
+
+
+{% macro spark__run_clock() -%}
+  {#- Each Spark statement has its own current_timestamp, and a run is many statements seconds
+      apart: the run's time is read once, here, as a literal (the dbt process's clock). -#}
+  {%- set now = modules.datetime.datetime.now(modules.pytz.utc) -%}
+  {{ return('timestamp_micros(' ~ ((now.timestamp() * 1000000) | round | int) ~ ')') }}
+{%- endmacro %}

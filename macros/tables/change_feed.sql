@@ -44,7 +44,7 @@
   {%- if mode == 'rebuild' and found is not none -%}
     {%- set old_columns = auto_cdc.follow_in_change_feed(relation, existing[0]) -%}
     {%- set replaced_rows = auto_cdc.row_count(existing[0]) | int -%}
-    {%- do auto_cdc.run_statements([auto_cdc.record_replaced_rows_sql(relation, existing[0], old_columns, run_id)]) -%}
+    {%- do auto_cdc.run_statements([auto_cdc.record_replaced_rows_sql(relation, existing[0], old_columns, run_id, cfg.now)]) -%}
   {%- endif -%}
   {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'replaced_rows': replaced_rows}) }}
 {%- endmacro %}
