@@ -148,13 +148,15 @@ def test_a_run_whose_tables_another_run_wrote_meanwhile_writes_nothing(project: 
 
 @ON_SPARK
 @pytest.mark.parametrize("scd_type", [1, 2])
-def test_a_run_slower_than_the_retention_keeps_its_own_events_and_tombstones(project: CdcProject, scd_type: int) -> None:
+def test_a_run_slower_than_its_retention_keeps_its_own_events(project: CdcProject, scd_type: int) -> None:
     """Each Spark statement has its own current_timestamp; a run has one time (cfg.now), so its
     own events and tombstones are not past tombstone_retention when it writes them, however long
     its statements take (CI found SCD2 compacting a run's own events)."""
     project.create_table("events", CITY_EVENTS)
     project.model("dim", MODEL, **CONFIG, stored_as_scd_type=scd_type, tombstone_retention=1)
-    project.replace_rows("events", [(1, "a", "x", "U", s) for s in (1, 2, 3)] + [(1, None, None, "D", 4), (2, "b", "y", "U", 1)])
+    project.replace_rows(
+        "events", [(1, "a", "x", "U", s) for s in (1, 2, 3)] + [(1, None, None, "D", 4), (2, "b", "y", "U", 1)]
+    )
     with killed_before(project, f"merge into {project.schema}.dim__cdc_state", meanwhile=lambda: time.sleep(2.5)):
         project.run("dim")
     stored = project.rows("dim__cdc_state")
