@@ -172,9 +172,20 @@
     {%- endfor %}
   from touched as k
   left join batch_keys as b on {{ auto_cdc.keys_match(keys, 'k', 'b') }} and b.__cdc_key_row = 1
-  left join {{ arg_dict.state }} as s on {{ auto_cdc.keys_match(keys, 'k', 's') }}
-  left join {{ arg_dict.target }} as t on {{ auto_cdc.keys_match(keys, 'k', 't') }}
+  left join {{ auto_cdc.touched_rows(arg_dict.state, keys) }} as s on {{ auto_cdc.keys_match(keys, 'k', 's') }}
+  left join {{ auto_cdc.touched_rows(arg_dict.target, keys) }} as t on {{ auto_cdc.keys_match(keys, 'k', 't') }}
   cross join watermark as w
+{%- endmacro %}
+
+
+{% macro touched_rows(relation, keys) -%}
+  {#- `relation`, to be joined with the CTE `touched`: its rows of the touched keys. -#}
+  {{ return(adapter.dispatch('touched_rows', 'auto_cdc')(relation, keys)) }}
+{%- endmacro %}
+
+{% macro default__touched_rows(relation, keys) -%}
+  {#- The join itself finds them (through the key index on PostgreSQL). -#}
+  {{ return(relation) }}
 {%- endmacro %}
 
 

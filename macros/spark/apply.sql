@@ -88,6 +88,14 @@
 {%- endmacro %}
 
 
+{% macro spark__touched_rows(relation, keys) -%}
+  {#- Spark cannot build a hash table from the inner side of `touched left join <big table>`,
+      so it would sort and shuffle the whole table; a semi-join with the (small, broadcast)
+      touched keys first leaves only their rows to join. -#}
+  (select * from {{ relation }} as r where exists (select 1 from touched as k where {{ auto_cdc.keys_match(keys, 'k', 'r') }}))
+{%- endmacro %}
+
+
 {% macro spark__delete_joined_sql(relation, other, condition) -%}
   {#- Spark's DELETE takes no USING: a MERGE that only deletes. -#}
   merge into {{ relation }} as s using {{ other }} as w on {{ condition }} when matched then delete
