@@ -10,6 +10,8 @@ import pytest
 from harness import CdcProject
 from scenarios import CONFIG, EVENTS, MODEL, fails
 
+pytestmark = pytest.mark.spark
+
 
 def test_null_checkpoint_value_fails_like_a_null_key(project: CdcProject) -> None:
     project.create_table("events", {**EVENTS, "loaded_at": "integer"})

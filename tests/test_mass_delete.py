@@ -10,6 +10,8 @@ import pytest
 from harness import CdcProject
 from scenarios import built_snapshots, fails, load_snapshot, snapshot_model
 
+pytestmark = pytest.mark.spark
+
 
 def _guarded(project: CdcProject, keys: int, **extra: Any) -> None:
     built_snapshots(project, "per_run", [(k, f"c{k}") for k in range(keys)], scd_type=1, **extra)

@@ -128,7 +128,8 @@
   {#- Text orders character by character: '150' before '50', '9' after '10'. Said on every run,
       since a sequence of numbers or timestamps kept as text is a silent wrong order. -#}
   {%- set names = ['__cdc_version'] if cfg.snapshot else auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
-  {%- for column in source_columns if column.name in names and column.is_string() -%}
+  {#- dbt's is_string() misses Spark's `string`. -#}
+  {%- for column in source_columns if column.name in names and (column.is_string() or column.dtype | lower == 'string') -%}
     {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': " ~ auto_cdc._source_label(cfg, column.name) ~ " is of type "
         ~ column.data_type ~ " and orders as text: '150' before '50', '9' after '10'. If it holds numbers or timestamps, cast it ("
         ~ ("e.g. sequence_by='cast(... as bigint)'" if not cfg.snapshot else "e.g. cast(version as bigint)")
