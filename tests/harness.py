@@ -215,10 +215,12 @@ class CdcProject:
         """SQL written with double-quoted identifiers, as this adapter quotes them."""
         return sql.replace('"', "`") if self.adapter == SPARK else sql
 
+    def type_name(self, data_type: str) -> str:
+        """A column type written in PostgreSQL/DuckDB spelling, as this adapter spells it."""
+        return SPARK_TYPES.get(data_type, data_type) if self.adapter == SPARK else data_type
+
     def create_table(self, name: str, columns: dict[str, str]) -> None:
-        if self.adapter == SPARK:
-            columns = {column: SPARK_TYPES.get(data_type, data_type) for column, data_type in columns.items()}
-        ddl = ", ".join(f"{self.quote(column)} {data_type}" for column, data_type in columns.items())
+        ddl = ", ".join(f"{self.quote(column)} {self.type_name(data_type)}" for column, data_type in columns.items())
         self.execute(f"drop table if exists {self.relation(name)}")
         table_format = " using iceberg" if self.adapter == SPARK else ""
         self.execute(f"create table {self.relation(name)} ({ddl}){table_format}")
@@ -238,9 +240,7 @@ class CdcProject:
             conn.commit()
 
     def add_column(self, table: str, column: str, data_type: str) -> None:
-        if self.adapter == SPARK:
-            data_type = SPARK_TYPES.get(data_type, data_type)
-        self.execute(f"alter table {self.relation(table)} add column {self.quote(column)} {data_type}")
+        self.execute(f"alter table {self.relation(table)} add column {self.quote(column)} {self.type_name(data_type)}")
 
     def replace_rows(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
         self.execute(f"delete from {self.relation(table)}")
@@ -329,9 +329,12 @@ class CdcProject:
         """The schema's tables and views (Spark: lower-cased by the metastore)."""
         if self.adapter == SPARK:
             return [row[1] for row in self.query(f"show tables in {self.quote(self.schema)}") if not row[2]]
-        return [row[0] for row in self.query(
-            f"select table_name from information_schema.tables where table_schema = '{self.schema}'"
-        )]
+        return [
+            row[0]
+            for row in self.query(
+                f"select table_name from information_schema.tables where table_schema = '{self.schema}'"
+            )
+        ]
 
     def snapshot(self, *tables: str) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of the given tables, to show that a failed run changed nothing."""

@@ -17,6 +17,8 @@ TYPOS = {
     "ignore_null_update": ("ignore_null_update", True, "ignore_null_updates"),
 }
 
+pytestmark = pytest.mark.spark
+
 
 @pytest.mark.parametrize("typo", TYPOS)
 def test_config_key_typo_fails_with_did_you_mean(project: CdcProject, typo: str) -> None:

@@ -8,11 +8,13 @@ import sys
 
 import pytest
 
-from harness import CdcProject
+from harness import ADAPTERS, CdcProject
 from reference import sort_rows
 
 V_EVENTS = {"id": "integer", "v": "varchar", "seq": "integer"}
 AWKWARD = {"user id": "integer", 'say "hi"': "varchar", "Select": "varchar", "Order": "integer", "op": "varchar"}
+
+pytestmark = pytest.mark.spark
 
 
 def _dbt_run_process(project: CdcProject, name: str) -> subprocess.Popen[bytes]:
@@ -60,6 +62,8 @@ def test_long_model_name(project: CdcProject) -> None:
     assert project.run(name).metrics(name) == (1, 0)
 
 
+# Spark has no transactions: there, test_spark.py stops a run between its writes instead.
+@pytest.mark.parametrize("project", ADAPTERS, indirect=True)
 @pytest.mark.parametrize("scd_type", [1, 2])
 def test_failure_after_the_writes_changes_nothing_and_the_next_run_converges(
     project: CdcProject, scd_type: int
@@ -172,7 +176,7 @@ def test_sequence_type_change_between_runs_fails_clearly(project: CdcProject, sc
     before = project.snapshot(*project.cdc_tables("dim"))
     project.model(
         "dim",
-        "select id, v, cast(seq as varchar) as seq from {{ target.schema }}.events",
+        f"select id, v, cast(seq as {project.type_name('varchar')}) as seq from {{{{ target.schema }}}}.events",
         keys="id",
         sequence_by="seq",
         stored_as_scd_type=scd_type,
