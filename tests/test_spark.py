@@ -20,7 +20,17 @@ from hypothesis import strategies as st
 import spark_env
 from harness import CdcProject
 from reference import sort_rows
-from scenarios import CITY_EVENTS, CONFIG, MODEL, fails, run_batches
+from scenarios import (
+    CITY_EVENTS,
+    CONFIG,
+    MODEL,
+    SNAPSHOT_A,
+    SNAPSHOT_B,
+    built_snapshots,
+    fails,
+    load_snapshot,
+    run_batches,
+)
 from spec_data import (
     FEED_MODEL,
     SPEC_7_1,
@@ -120,6 +130,35 @@ def test_a_run_killed_before_any_write_converges(project: CdcProject, scd_type: 
     assert project.rows("users") == EXPECTED[scd_type]
     assert project.run("users").metrics("users") == (0, 0)
     assert project.rows("users") == EXPECTED[scd_type]
+
+
+# A snapshot model writes its versions after its run; SCD2 from snapshots keeps no state.
+VERSIONS = "insert into {s}.users__cdc_versions"
+SNAPSHOT_WRITES = {1: [TARGET, STATE, RUNS, VERSIONS], 2: [TARGET, RUNS, VERSIONS]}
+
+
+@ON_SPARK
+@pytest.mark.parametrize(
+    ("scd_type", "write"), [(scd, i) for scd, writes in SNAPSHOT_WRITES.items() for i in range(len(writes))]
+)
+def test_a_snapshot_run_killed_before_any_write_converges(project: CdcProject, scd_type: int, write: int) -> None:
+    """Two versions in one run, stopped before each write: the next run reads them again and
+    gives the table a full refresh over all versions gives."""
+    built_snapshots(project, "column", SNAPSHOT_A, scd_type=scd_type)
+    load_snapshot(project, 2, SNAPSHOT_B, replace=False)
+    load_snapshot(project, 3, [(2, "Carmel"), (4, "Reno")], replace=False)
+    writes = [fragment.format(s=project.schema) for fragment in SNAPSHOT_WRITES[scd_type]]
+    with killed_before(project, writes[write]) as ran:
+        outcome = project.dbt("run", "--select", "users")
+    assert not outcome.success and writes[write] in outcome.error, outcome.error
+    statements = [" ".join(statement.split()) for statement in ran]
+    assert [w for w in writes if any(w in statement for statement in statements)] == writes[:write]
+    project.run("users")
+    recovered = project.rows("users")
+    assert project.run("users").metrics("users") == (0, 0)
+    project.run("users", full_refresh=True)
+    assert project.rows("users") == recovered
+    assert len(recovered) == (2 if scd_type == 1 else 7)
 
 
 @ON_SPARK

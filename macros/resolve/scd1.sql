@@ -130,7 +130,9 @@
   {#- The batch's keys; when a truncate advances, also every stored row (or, with partial
       updates, column) older than it: only then does a run touch the whole state. -#}
   {%- set cfg = arg_dict.cfg -%}
-  select {{ auto_cdc.quoted_list(cfg.key_columns) }} from batch_keys where __cdc_key_row = 1
+  {#- Not batch_keys' first rows: a CTE read several times is computed each time on Spark, and
+      this one needs no window. -#}
+  select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }} from {{ arg_dict.batch }} where __cdc_op <> 'truncate'
   {%- if arg_dict.truncating %}
   union
   select {{ auto_cdc.quoted_list(cfg.key_columns, 's.') }}
