@@ -109,6 +109,17 @@ WRITES = {1: [TARGET, STATE, RUNS], 2: [TARGET, STATE, RUNS]}
 EXPECTED = {1: SPEC_7_1, 2: sort_rows(SPEC_7_3)}
 
 
+def _run_killed_before(project: CdcProject, fragments: list[str], write: int) -> None:
+    """Runs `users`, killed before the write `fragments[write]`: it fails there, and only the
+    writes before it ran."""
+    writes = [fragment.format(s=project.schema) for fragment in fragments]
+    with killed_before(project, writes[write]) as ran:
+        outcome = project.dbt("run", "--select", "users")
+    assert not outcome.success and writes[write] in outcome.error, outcome.error
+    statements = [" ".join(statement.split()) for statement in ran]
+    assert [w for w in writes if any(w in statement for statement in statements)] == writes[:write]
+
+
 @ON_SPARK
 @pytest.mark.parametrize(
     ("scd_type", "write"), [(scd, i) for scd, writes in WRITES.items() for i in range(len(writes))]
@@ -118,12 +129,7 @@ def test_a_run_killed_before_any_write_converges(project: CdcProject, scd_type: 
     project.model("users", FEED_MODEL, **(USERS_CONFIG if scd_type == 1 else USERS_SCD2_CONFIG))
     run_batches(project, EARLY, **USERS_RUN)
     project.replace_rows("users_cdf", LATE)
-    writes = [fragment.format(s=project.schema) for fragment in WRITES[scd_type]]
-    with killed_before(project, writes[write]) as ran:
-        outcome = project.dbt("run", "--select", "users")
-    assert not outcome.success and writes[write] in outcome.error, outcome.error
-    statements = [" ".join(statement.split()) for statement in ran]
-    assert [w for w in writes if any(w in statement for statement in statements)] == writes[:write]
+    _run_killed_before(project, WRITES[scd_type], write)
     assert project.query(f"select count(*) from {project.relation('users__cdc_runs')}") == [(1,)]  # not recorded
     # The next run reads the same events again and gives what one uninterrupted run gives.
     project.run("users")
@@ -147,12 +153,7 @@ def test_a_snapshot_run_killed_before_any_write_converges(project: CdcProject, s
     built_snapshots(project, "column", SNAPSHOT_A, scd_type=scd_type)
     load_snapshot(project, 2, SNAPSHOT_B, replace=False)
     load_snapshot(project, 3, [(2, "Carmel"), (4, "Reno")], replace=False)
-    writes = [fragment.format(s=project.schema) for fragment in SNAPSHOT_WRITES[scd_type]]
-    with killed_before(project, writes[write]) as ran:
-        outcome = project.dbt("run", "--select", "users")
-    assert not outcome.success and writes[write] in outcome.error, outcome.error
-    statements = [" ".join(statement.split()) for statement in ran]
-    assert [w for w in writes if any(w in statement for statement in statements)] == writes[:write]
+    _run_killed_before(project, SNAPSHOT_WRITES[scd_type], write)
     project.run("users")
     recovered = project.rows("users")
     assert project.run("users").metrics("users") == (0, 0)
