@@ -38,17 +38,20 @@
         their retention (and not changed by this run) join the changes as keys with no state,
         so the same MERGE forgets them: one write, not two. -#}
     {%- set n = cfg.seq_parts -%}
+    {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) -%}
     {%- set kept -%}({{ auto_cdc.seq_first('c.__cdc_upsert_seq', n) }} is not null or {{ auto_cdc.seq_first('c.__cdc_delete_seq', n) }} is not null){%- endset -%}
     {%- set stored = auto_cdc.scd1_state_columns(cfg) -%}
     {%- set keys = cfg.key_columns -%}
     {%- set source -%}
     (select {{ auto_cdc.quoted_list(keys + stored) }} from {{ arg_dict.changes }}
+     {%- if auto_cdc.spark_may_hold_expired_tombstones(arg_dict.state, horizon) %}
      union all
      select {{ auto_cdc.quoted_list(keys, 's.') }}{% for column in stored %}, null{% endfor %}
      from {{ arg_dict.state }} as s
      where s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null
-       and s.__cdc_deleted_at < {{ auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) }}
-       and not exists (select 1 from {{ arg_dict.changes }} as t where {{ auto_cdc.keys_match(keys, 't', 's') }}))
+       and s.__cdc_deleted_at < {{ horizon }}
+       and not exists (select 1 from {{ arg_dict.changes }} as t where {{ auto_cdc.keys_match(keys, 't', 's') }})
+     {%- endif %})
     {%- endset -%}
     {{ return([auto_cdc.merge_rows_sql(arg_dict.state, source, keys, stored, keys + stored, upsert=kept, delete='not ' ~ kept)]) }}
   {%- elif cfg.history_from_open_rows -%}
@@ -62,6 +65,20 @@
   {%- set new_events -%}({{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}){%- endset -%}
   {{ return([auto_cdc.merge_rows_sql(arg_dict.state, new_events, identity, columns | reject('in', identity) | list, columns,
                                      upsert='true', delete='false')]) }}
+{%- endmacro %}
+
+
+{% macro spark_may_hold_expired_tombstones(state, horizon) -%}
+  {#- Finding expired tombstones scans the whole state; Iceberg's file statistics say first
+      whether any data file can hold one (a __cdc_deleted_at before the horizon). A file
+      without statistics counts, and so do rows its delete files removed: never a wrong no. -#}
+  {%- set metrics = 'readable_metrics.__cdc_deleted_at' -%}
+  {%- set found -%}
+    select count(*) from {{ state }}.data_files
+    where not coalesce({{ metrics }}.null_value_count = {{ metrics }}.value_count, false)
+      and not coalesce({{ metrics }}.lower_bound >= {{ horizon }}, false)
+  {%- endset -%}
+  {{ return(run_query(found).columns[0].values()[0] > 0) }}
 {%- endmacro %}
 
 
