@@ -152,6 +152,7 @@ def _write_snapshot_files(tmp_path: Path) -> Path:
 # --- versions ------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("scd_type", [1, 2])
 def test_catch_up_over_three_snapshots_equals_three_runs(project: CdcProject, scd_type: int) -> None:
     series = {
@@ -180,6 +181,7 @@ def _reference(series: dict[int, list[tuple]], scd_type: int) -> list[tuple]:
     return as_rows(scd1(events, ["city"]), ["city"]) if scd_type == 1 else scd2(events, ["city"])
 
 
+@pytest.mark.spark
 def test_late_snapshot_in_version_column_is_skipped_with_a_warning(project: CdcProject) -> None:
     _versioned(project, _tagged(1, SNAPSHOT_A) + _tagged(3, SNAPSHOT_B), {**BY_COLUMN, "stored_as_scd_type": 2})
     project.run()
@@ -193,6 +195,7 @@ def test_late_snapshot_in_version_column_is_skipped_with_a_warning(project: CdcP
     assert not project.run().warnings
 
 
+@pytest.mark.spark
 def test_older_version_from_version_query_is_skipped_with_a_warning(project: CdcProject) -> None:
     project.create_table("source", {"version": "bigint", "userId": "integer", "city": "varchar"})
     project.create_table("next_version", {"version": "bigint"})
@@ -205,7 +208,7 @@ def test_older_version_from_version_query_is_skipped_with_a_warning(project: Cdc
         " where not exists (select 1 from {{ auto_cdc.last_snapshot_version() }})"
         " or version <> (select version from {{ auto_cdc.last_snapshot_version() }})"
     )
-    project.model("users", QUERY_MODEL, **PER_RUN, stored_as_scd_type=2, snapshot_version_query=query)
+    project.model("users", project.dialect(QUERY_MODEL), **PER_RUN, stored_as_scd_type=2, snapshot_version_query=query)
     project.run()
     before = project.rows("users")
     assert before == sort_rows([(k, c, 5, None) for k, c in SNAPSHOT_A])
@@ -216,6 +219,7 @@ def test_older_version_from_version_query_is_skipped_with_a_warning(project: Cdc
     assert any("snapshot version 3 is not above the last processed version" in w for w in outcome.warnings)
 
 
+@pytest.mark.spark
 def test_unchanged_snapshot_changes_nothing_but_advances_the_version(project: CdcProject) -> None:
     _per_run(project, 2)
     project.insert("source", SNAPSHOT_A)
@@ -226,6 +230,7 @@ def test_unchanged_snapshot_changes_nothing_but_advances_the_version(project: Cd
     assert {row[2] for row in project.rows("users") if row[3] is None} == {2}  # B is version 2
 
 
+@pytest.mark.spark
 def test_empty_snapshot_deletes_every_key_and_keys_come_back(project: CdcProject) -> None:
     _per_run(project, 2)
     project.insert("source", SNAPSHOT_A)
@@ -239,6 +244,7 @@ def test_empty_snapshot_deletes_every_key_and_keys_come_back(project: CdcProject
     )
 
 
+@pytest.mark.spark
 def test_full_refresh_starts_versions_again_at_zero(project: CdcProject) -> None:
     _per_run(project, 2)
     project.insert("source", SNAPSHOT_A)
@@ -249,8 +255,9 @@ def test_full_refresh_starts_versions_again_at_zero(project: CdcProject) -> None
     assert project.rows("users") == sort_rows([(k, c, 0, None) for k, c in SNAPSHOT_B])
 
 
+@pytest.mark.spark
 def test_version_query_with_no_snapshot_yet_creates_nothing(project: CdcProject) -> None:
-    _versioned(project, [], {**BY_QUERY, "stored_as_scd_type": 2}, QUERY_MODEL)
+    _versioned(project, [], {**BY_QUERY, "stored_as_scd_type": 2}, project.dialect(QUERY_MODEL))
     outcome = project.run()
     assert outcome.metrics("users") == (0, 0)
     assert any("no snapshot is available yet" in w for w in outcome.warnings)
@@ -260,6 +267,7 @@ def test_version_query_with_no_snapshot_yet_creates_nothing(project: CdcProject)
     assert project.rows("users") == sort_rows([(k, c, 0, None) for k, c in SNAPSHOT_A])
 
 
+@pytest.mark.spark
 def test_text_versions_order_as_text(project: CdcProject) -> None:
     project.create_table("source", {"version": "varchar", "userId": "integer", "city": "varchar"})
     project.insert("source", [("2024-01-02", 1, "b"), ("2024-01-01", 1, "a")])
@@ -271,6 +279,7 @@ def test_text_versions_order_as_text(project: CdcProject) -> None:
 # --- columns -------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_untracked_change_updates_the_current_row_in_place(project: CdcProject) -> None:
     project.create_table("source", {"userId": "integer", "name": "varchar", "city": "varchar"})
     project.model("users", SOURCE, **PER_RUN, stored_as_scd_type=2, track_history_except_column_list=["city"])
@@ -302,6 +311,7 @@ def test_state_with_events_from_an_earlier_version_is_replaced(project: CdcProje
     assert project.rows("users__cdc_state") == []
 
 
+@pytest.mark.spark
 def test_changed_track_history_list_keeps_closed_rows(project: CdcProject) -> None:
     """SCD2 from snapshots stores no events: a new tracked list applies from each key's open row on."""
     project.create_table("source", {"userId": "integer", "name": "varchar", "city": "varchar"})
@@ -316,6 +326,7 @@ def test_changed_track_history_list_keeps_closed_rows(project: CdcProject) -> No
     assert project.rows("users") == [(1, "Isabel", "Oaxaca", 0, 1), (1, "Isabel", "Tijuana", 1, None)]
 
 
+@pytest.mark.spark
 def test_new_source_column_is_appended_without_new_versions(project: CdcProject) -> None:
     _per_run(project, 2)
     project.insert("source", SNAPSHOT_A)
@@ -354,6 +365,7 @@ def test_column_list_limits_what_is_compared(project: CdcProject) -> None:
 # --- errors: nothing is written --------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_two_rows_for_a_key_fail_naming_the_key(project: CdcProject) -> None:
     _per_run(project, 1)
     project.insert("source", SNAPSHOT_A)
@@ -362,6 +374,7 @@ def test_two_rows_for_a_key_fail_naming_the_key(project: CdcProject) -> None:
     fails(project, "has 2 rows for key userId=4", "version 1", model="users")
 
 
+@pytest.mark.spark
 def test_null_version_fails(project: CdcProject) -> None:
     _versioned(project, _tagged(1, SNAPSHOT_A), {**BY_COLUMN, "stored_as_scd_type": 2})
     project.run()

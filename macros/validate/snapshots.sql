@@ -56,7 +56,8 @@
 
 {% macro skip_late_versions(cfg, temps) -%}
   {#- Versions at or below the last processed one arrived too late: recorded as not applied (so
-      later runs neither apply nor report them) and dropped from this run, with a warning. -#}
+      later runs neither apply nor report them), with a warning. Their rows stay in the working
+      table (Spark's cannot delete): every reader of it takes the applied versions only. -#}
   {%- set read_versions -%}
     select distinct s.__cdc_version,
       not exists (select 1 from {{ temps.last_version }} as l where s.__cdc_version <= l.version) as __cdc_applied
@@ -68,10 +69,6 @@
   {%- if late | length > 0 -%}
     {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': snapshot version(s) " ~ (late | map(attribute=0) | join(', '))
         ~ " arrived after a later version was applied; skipped. Versions are applied in ascending order.") -%}
-    {%- set drop_late -%}
-      delete from {{ temps.snapshots }} where __cdc_version <= (select version from {{ temps.last_version }})
-    {%- endset -%}
-    {%- do auto_cdc.run_statements([drop_late]) -%}
   {%- endif -%}
 {%- endmacro %}
 
