@@ -69,6 +69,39 @@ def test_widened_columns_widen_the_target_exactly(project: CdcProject, scd_type:
     assert project.run("dim").metrics("dim") == (0, 0)
 
 
+@pytest.mark.spark
+@pytest.mark.parametrize("project", ["spark"], indirect=True)
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_iceberg_widens_what_it_can_and_fails_before_writing_otherwise(project: CdcProject, scd_type: int) -> None:
+    """Iceberg widens int to bigint and a decimal's precision at the same scale, nothing else:
+    a scale change fails naming the column, before any table is altered or written."""
+    project.create_table("events", {"id": "integer", "amount": "decimal(10,2)", "seq": "integer"})
+    config = {"keys": ["id"], "sequence_by": "seq", "except_column_list": ["seq"], "stored_as_scd_type": scd_type}
+    project.model("dim", MODEL, **config)
+    project.replace_rows("events", [(1, Decimal("5.12"), 1)])
+    project.run("dim")
+    project.execute(f"drop table {project.relation('events')}")
+    project.create_table("events", {"id": "bigint", "amount": "decimal(14,2)", "seq": "bigint"})
+    project.insert("events", [(1, Decimal("123456789.12"), 2), (3_000_000_000, Decimal("1.00"), 1)])
+    assert project.run("dim").metrics("dim") == ((2, 0) if scd_type == 1 else (3, 0))
+    current = f"select id, amount from {project.relation('dim')}" + (
+        " where `__END_AT` is null" if scd_type == 2 else ""
+    )
+    assert sorted(project.query(current)) == [
+        (1, Decimal("123456789.12")),
+        (3_000_000_000, Decimal("1.00")),
+    ]
+    before = project.rows("dim")
+    types = project.query(f"describe {project.relation('dim')}")
+    project.execute(f"drop table {project.relation('events')}")
+    project.create_table("events", {"id": "bigint", "amount": "decimal(16,4)", "seq": "bigint"})
+    project.insert("events", [(1, Decimal("5.1234"), 3)])
+    fails(project, "column 'amount'", "decimal(14,2)", "--full-refresh")
+    assert project.rows("dim") == before
+    assert project.query(f"describe {project.relation('dim')}") == types
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("scd_type", [1, 2])
 def test_incompatible_type_change_fails_naming_the_column(project: CdcProject, scd_type: int) -> None:
     project.create_table("events", {"id": "integer", "v": "integer", "seq": "integer"})
@@ -76,7 +109,11 @@ def test_incompatible_type_change_fails_naming_the_column(project: CdcProject, s
     project.model("dim", MODEL, **config)
     project.replace_rows("events", [(1, 5, 1)])
     project.run("dim")
-    project.model("dim", "select id, cast(v as varchar) || 'x' as v, seq from {{ target.schema }}.events", **config)
+    project.model(
+        "dim",
+        "select id, cast(v as {{ dbt.type_string() }}) || 'x' as v, seq from {{ target.schema }}.events",
+        **config,
+    )
     fails(project, "column 'v'", "cast(", "--full-refresh")
 
 
@@ -98,10 +135,11 @@ def test_widened_snapshot_versions_and_columns_are_widened(project: CdcProject) 
     assert project.run("users").metrics("users") == (0, 0)
 
 
+@pytest.mark.spark
 def test_narrower_source_type_is_accepted(project: CdcProject) -> None:
     project.create_table("events", {"id": "integer", "v": "decimal(12,4)", "seq": "integer"})
     project.model("dim", MODEL, keys=["id"], sequence_by="seq", except_column_list=["seq"])
-    project.replace_rows("events", [(1, "1.2345", 1)])
+    project.replace_rows("events", [(1, Decimal("1.2345"), 1)])
     project.run("dim")
     project.model(
         "dim",
@@ -110,5 +148,5 @@ def test_narrower_source_type_is_accepted(project: CdcProject) -> None:
         sequence_by="seq",
         except_column_list=["seq"],
     )
-    project.replace_rows("events", [(1, "2.5", 2)])
+    project.replace_rows("events", [(1, Decimal("2.5"), 2)])
     assert project.run("dim").metrics("dim") == (1, 0)

@@ -83,3 +83,20 @@
   {%- set now = modules.datetime.datetime.now(modules.pytz.utc) -%}
   {{ return('timestamp_micros(' ~ ((now.timestamp() * 1000000) | round | int) ~ ')') }}
 {%- endmacro %}
+
+
+{% macro spark__type_change(stored, incoming) -%}
+  {#- Iceberg widens fewer types than DuckDB and PostgreSQL: int to bigint, float to double, and
+      a decimal's precision at the same scale. Any other widening would fail in its ALTER TABLE,
+      after the first tables had been altered: it fails here, before anything is written. -#}
+  {%- set verdict = auto_cdc.default__type_change(stored, incoming) -%}
+  {%- if verdict is not mapping -%}{{ return(verdict) }}{%- endif -%}
+  {%- set s = auto_cdc._parse_type(stored) -%}
+  {%- set w = auto_cdc._parse_type(verdict.widen) -%}
+  {%- set promotions = [('int', 'bigint'), ('integer', 'bigint'), ('float', 'double'), ('real', 'double')] -%}
+  {%- if (s.name, w.name) in promotions
+        or (s.name == w.name == 'decimal' and s.size is not none and w.size is not none and w.scale == s.scale) -%}
+    {{ return(verdict) }}
+  {%- endif -%}
+  {{ return('incompatible') }}
+{%- endmacro %}
