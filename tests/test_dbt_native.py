@@ -11,6 +11,7 @@ from harness import CdcProject, new_schema_name
 from scenarios import CONFIG, EVENTS, MODEL
 
 
+@pytest.mark.spark
 def test_hooks_run_inside_the_transaction_and_see_the_result(project: CdcProject) -> None:
     project.create_table("events", EVENTS)
     project.create_table("audit", {"n": "integer"})
@@ -26,13 +27,14 @@ def test_hooks_run_inside_the_transaction_and_see_the_result(project: CdcProject
     assert project.rows("audit") == [(-1,), (2,)]
 
 
+@pytest.mark.spark
 def test_build_runs_tests_after_the_model_and_docs_generate(project: CdcProject) -> None:
     project.create_table("events", EVENTS)
     project.model("dim", MODEL, **CONFIG, persist_docs={"relation": True, "columns": True})
     project.write(
         "models/schema.yml",
         "version: 2\nmodels:\n  - name: dim\n    description: The dimension.\n    columns:\n"
-        "      - name: id\n        description: The key.\n        data_tests: [unique, not_null]\n",
+        "      - name: id\n        description: The key's value.\n        data_tests: [unique, not_null]\n",
     )
     project.replace_rows("events", [(1, "a", "U", 1), (1, "b", "U", 2), (2, "c", "U", 1)])
     outcome = project.dbt("build", "--select", "dim")
@@ -50,6 +52,10 @@ def test_build_runs_tests_after_the_model_and_docs_generate(project: CdcProject)
     if project.adapter == "postgres":
         comment = project.query(f"select obj_description('{project.relation('dim')}'::regclass)")
         assert comment == [("The dimension.",)]
+    if project.adapter == "spark":
+        described = project.query(f"describe table extended {project.relation('dim')}")
+        assert ("id", "int", "The key's value.") in described
+        assert ("Comment", "The dimension.", "") in described
 
 
 @pytest.mark.parametrize("project", ["postgres"], indirect=True)  # DuckDB has no roles
@@ -71,6 +77,7 @@ def test_grants_on_postgres(project: CdcProject) -> None:
         project.execute(f"drop owned by {role}; drop role {role}")
 
 
+@pytest.mark.spark
 def test_selection_runs_only_the_selected_model(project: CdcProject) -> None:
     project.create_table("events", EVENTS)
     project.model("dim", MODEL, **CONFIG)
@@ -80,6 +87,7 @@ def test_selection_runs_only_the_selected_model(project: CdcProject) -> None:
     assert project.exists("other") and not project.exists("dim")
 
 
+@pytest.mark.spark
 def test_snapshot_model_runs_hooks_persists_docs_and_grants(project: CdcProject) -> None:
     """auto_cdc_from_snapshot shares auto_cdc's finish: post-hooks see the result, docs and
     grants land on the target (grants where the database has roles)."""
@@ -115,6 +123,10 @@ def test_snapshot_model_runs_hooks_persists_docs_and_grants(project: CdcProject)
                 f"where table_schema = '{project.schema}' and table_name = 'history' and grantee = '{role}'"
             )
             assert granted == [("SELECT",)]
+        if project.adapter == "spark":
+            assert ("Comment", "From snapshots.", "") in project.query(
+                f"describe table extended {project.relation('history')}"
+            )
     finally:
         if project.adapter == "postgres":
             project.execute(f"drop owned by {role}; drop role {role}")

@@ -28,10 +28,19 @@
   {%- if target_exists -%}
     {%- set revoke = should_revoke(existing_relation, full_refresh_mode=rebuild) -%}
     {%- do apply_grants(target, config.get('grants'), should_revoke=revoke) -%}
-    {%- do persist_docs(target, model) -%}
+    {%- do auto_cdc.persist_target_docs(target) -%}
   {%- endif -%}
   {%- do run_hooks(post_hooks, inside_transaction=True) -%}
   {%- do auto_cdc.drop_temp_relations(temps) -%}
   {%- do adapter.commit() -%}
   {%- do run_hooks(post_hooks, inside_transaction=False) -%}
+{%- endmacro %}
+
+
+{% macro persist_target_docs(target) -%}
+  {{ return(adapter.dispatch('persist_target_docs', 'auto_cdc')(target)) }}
+{%- endmacro %}
+
+{% macro default__persist_target_docs(target) -%}
+  {%- do persist_docs(target, model) -%}
 {%- endmacro %}

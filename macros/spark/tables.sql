@@ -100,3 +100,21 @@
   {%- endif -%}
   {{ return('incompatible') }}
 {%- endmacro %}
+
+
+{% macro spark__persist_target_docs(target) -%}
+  {#- dbt-spark writes a table's comment only in its own CREATE TABLE, and column comments only
+      when the model sets `file_format` (ours defaults to iceberg): both, here, as statements. -#}
+  {%- set statements = [] -%}
+  {%- if config.persist_relation_docs() and model.description -%}
+    {%- do statements.append('comment on table ' ~ target ~ ' is ' ~ auto_cdc.string_literal(model.description)) -%}
+  {%- endif -%}
+  {%- if config.persist_column_docs() and model.columns -%}
+    {%- set stored = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | list -%}
+    {%- for name, column in model.columns.items() if name | lower in stored and column.description -%}
+      {%- do statements.append('alter table ' ~ target ~ ' alter column ' ~ auto_cdc.quote_identifier(name)
+          ~ ' comment ' ~ auto_cdc.string_literal(column.description)) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- do auto_cdc.run_statements(statements) -%}
+{%- endmacro %}
