@@ -232,13 +232,15 @@ def test_jackson_shim_relocates_every_reference(tmp_path: Path) -> None:
 
 
 @ON_SPARK
-@pytest.mark.parametrize("feature", ["change_feed", "contract"])
+@pytest.mark.parametrize("feature", ["change_feed", "contract", "file_format"])
 def test_what_is_not_tested_on_spark_fails_before_writing(project: CdcProject, feature: str) -> None:
     project.create_table("users_cdf", USERS_COLUMNS)
     project.model("users", FEED_MODEL, **USERS_CONFIG)
     run_batches(project, USERS_CDF[:2], **USERS_RUN)
     if feature == "change_feed":
         project.model("users", FEED_MODEL, **USERS_CONFIG, change_feed=True)
+    elif feature == "file_format":
+        project.model("users", FEED_MODEL, **USERS_CONFIG, file_format="delta")
     else:
         project.write(
             "models/schema.yml",
@@ -246,7 +248,7 @@ def test_what_is_not_tested_on_spark_fails_before_writing(project: CdcProject, f
             "      - {name: userId, data_type: int}\n      - {name: name, data_type: string}\n"
             "      - {name: city, data_type: string}\n",
         )
-    fails(project, f"`{feature}` is not supported on spark yet", model="users")
+    fails(project, f"`{feature}`", "is not supported on spark yet", model="users")
 
 
 @ON_SPARK

@@ -35,7 +35,8 @@
     {%- do auto_cdc._check_field(fields[name], values[name], errors) -%}
   {%- endfor -%}
   {%- do auto_cdc._check_adapter_support({'change_feed': change_feed.enabled, 'flows': flows | length > 0,
-                                          'contract': auto_cdc.contract_enforced()}, errors) -%}
+                                          'contract': auto_cdc.contract_enforced(),
+                                          'file_format': config.get('file_format', 'iceberg') != 'iceberg'}, errors) -%}
 
   {%- if errors -%}
     {%- do exceptions.raise_compiler_error(
@@ -166,10 +167,12 @@
 
 
 {% macro _check_adapter_support(used, errors) -%}
-  {#- `used`: {feature: whether the model uses it}. A feature not tested on this adapter fails
-      here, before anything is written, instead of running untested. -#}
+  {#- `used`: {feature: whether the model uses it (file_format: a format other than iceberg)}. A
+      feature not tested on this adapter fails here, before anything is written, instead of
+      running untested. -#}
   {%- for feature in auto_cdc.untested_features() if used[feature] -%}
-    {%- do errors.append("`" ~ feature ~ "` is not supported on " ~ adapter.type() ~ " yet (it is not tested there; README, \"Spark\"): turn it off for this model.") -%}
+    {%- set value = " '" ~ config.get('file_format') ~ "'" if feature == 'file_format' else '' -%}
+    {%- do errors.append("`" ~ feature ~ "`" ~ value ~ " is not supported on " ~ adapter.type() ~ " yet (it is not tested there; README, \"Spark\"): leave it out of this model's config.") -%}
   {%- endfor -%}
 {%- endmacro %}
 
