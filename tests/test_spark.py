@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import test_property
+import test_property_snapshots
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,11 @@ test_scd1_any_split_matches_the_reference = ON_SPARK_MODULE(
 test_scd2_any_split_matches_the_reference = ON_SPARK_MODULE(
     pytest.mark.parametrize("mode", ["full_rows", "track_name_only"])(
         _on_spark(test_property.test_scd2_history_for_any_split_matches_the_reference)
+    )
+)
+test_snapshots_in_any_runs_match_the_reference = ON_SPARK_MODULE(
+    pytest.mark.parametrize("kind", ["scd1", "scd2"])(
+        _on_spark(test_property_snapshots.test_versioned_snapshots_in_any_runs_match_the_reference)
     )
 )
 
