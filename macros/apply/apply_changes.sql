@@ -11,11 +11,14 @@
   {%- do auto_cdc.fill_temp_table(arg_dict.changes, auto_cdc.changes_sql(arg_dict), cfg.key_columns + ['__cdc_action']) -%}
   {%- set metrics = auto_cdc.with_replaced_rows(auto_cdc.change_metrics(arg_dict.changes, arg_dict.shape), arg_dict.get('change_feed')) -%}
 
-  {#- Apply, then record. The change feed (if on) reads the rows the changes touch before and after the write. -#}
+  {#- Apply, then record. The change feed (if on) reads the rows the changes touch before and
+      after the write. The state's statements are built before the first write: building them
+      may read the state (Spark's tombstone check), and a failure there writes nothing. -#}
+  {%- set state_statements = auto_cdc.write_state_statements(arg_dict) -%}
   {%- do auto_cdc.run_statements(auto_cdc.change_feed_statements(arg_dict, 'before_write')) -%}
   {%- do auto_cdc.run_statements(auto_cdc.write_target_statements(cfg, arg_dict.changes, arg_dict.target, arg_dict.get('fence'))) -%}
   {%- do auto_cdc.run_statements(auto_cdc.change_feed_statements(arg_dict, 'after_write')) -%}
-  {%- do auto_cdc.run_statements(auto_cdc.write_state_statements(arg_dict)) -%}
+  {%- do auto_cdc.run_statements(state_statements) -%}
   {%- do auto_cdc.run_statements([auto_cdc.record_run_sql(arg_dict, metrics)]) -%}
   {%- if arg_dict.truncating -%}
     {%- do auto_cdc.run_statements([auto_cdc.scd1_forget_dominated_sql(arg_dict)]) -%}

@@ -36,7 +36,7 @@
   {%- endfor -%}
   {%- do auto_cdc._check_adapter_support({'change_feed': change_feed.enabled, 'flows': flows | length > 0,
                                           'contract': auto_cdc.contract_enforced(),
-                                          'file_format': config.get('file_format', 'iceberg') != 'iceberg'}, errors) -%}
+                                          'file_format': (config.get('file_format') or 'iceberg') != 'iceberg'}, errors) -%}
 
   {%- if errors -%}
     {%- do exceptions.raise_compiler_error(
