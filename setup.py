@@ -18,7 +18,7 @@ setup(
     packages=find_packages(include=["auto_cdc", "auto_cdc.*"]),
     python_requires=">=3.9",
     install_requires=[
-        "dbt-core>=1.10,<1.12",  # 1.12 downloads a binary at install time
+        "dbt-core>=1.10,<1.13",
         "dbt-duckdb>=1.10,<1.12",
         "dbt-postgres>=1.10,<1.12",
         "duckdb>=1.4,<2.1",

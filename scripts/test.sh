@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 -m pip install --quiet --disable-pip-version-check -e ".[dev,spark]"
+python3 -m pip install --quiet --disable-pip-version-check -e ".[dev,spark]" -c scripts/constraints.txt
 
 apt_install() {
   if [ "$(id -u)" -ne 0 ]; then

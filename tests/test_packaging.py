@@ -24,10 +24,10 @@ def _install_requires() -> dict[str, str]:
 
 def test_dbt_core_range_agrees_everywhere() -> None:
     requires = _install_requires()
-    assert requires["dbt-core"] == ">=1.10,<1.12"
+    assert requires["dbt-core"] == ">=1.10,<1.13"
     project = yaml.safe_load((ROOT / "dbt_project.yml").read_text())
-    assert project["require-dbt-version"] == [">=1.10.0", "<1.12.0"]
-    assert "dbt-core 1.10 or 1.11" in (ROOT / "README.md").read_text()
+    assert project["require-dbt-version"] == [">=1.10.0", "<1.13.0"]
+    assert "dbt-core 1.10, 1.11 or 1.12" in (ROOT / "README.md").read_text()
 
 
 def test_every_runtime_dependency_is_declared_with_a_range() -> None:
@@ -44,3 +44,18 @@ def test_the_lowest_versions_checked_are_the_lowest_admitted() -> None:
     for name, pin in (("dbt-core", "1.10"), ("dbt-duckdb", "1.10"), ("dbt-postgres", "1.10"), ("duckdb", "1.4")):
         assert f'"{name}~={pin}.0"' in script
         assert requires[name].startswith(f">={pin}")
+
+
+def test_the_scripts_install_the_pinned_dbt_core_that_installs_from_pypi() -> None:
+    """demo.sh and test.sh install with scripts/constraints.txt: dbt-core 1.12.0 and the parser
+    wheel it takes (later 1.12 releases download their parser from GitHub while installing),
+    inside setup.py's range."""
+    pins = dict(
+        line.split("==")
+        for line in (ROOT / "scripts" / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    assert pins == {"dbt-core": "1.12.0", "dbt-core-experimental-parser": "2.0.0a4"}
+    for script in ("demo.sh", "test.sh"):
+        assert "-c scripts/constraints.txt" in (ROOT / "scripts" / script).read_text(), script
+    assert _install_requires()["dbt-core"] == ">=1.10,<1.13"
