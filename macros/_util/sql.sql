@@ -16,8 +16,9 @@
 
 {% macro default__create_temp_table(relation, sql) -%}
   {#- Not dbt's create_table_as: under an enforced contract it gives any table it creates the
-      model's contract, which describes the target, not the run's working tables. -#}
-  create temporary table {{ relation }} as
+      model's contract, which describes the target, not the run's working tables. Under dbt v2 a
+      real table (temp_relations), replacing one an interrupted run left. -#}
+  create {{ 'or replace table' if auto_cdc.dbt_v2() else 'temporary table' }} {{ relation }} as
   {{ sql }}
 {%- endmacro %}
 
@@ -28,16 +29,19 @@
       relations are not in dbt's relation cache it keeps up to date. -#}
   {%- set statements = [] -%}
   {%- for relation in relations -%}
-    {%- do statements.append(auto_cdc.drop_temp_relation_sql(relation)) -%}
+    {%- do statements.append(auto_cdc.drop_relation_sql(relation)) -%}
   {%- endfor -%}
   {%- do auto_cdc.run_statements(statements) -%}
 {%- endmacro %}
 
-{% macro drop_temp_relation_sql(relation) -%}
-  {{ return(adapter.dispatch('drop_temp_relation_sql', 'auto_cdc')(relation)) }}
+{% macro drop_relation_sql(relation) -%}
+  {#- A statement that drops `relation` (a table or a view) if it exists: the run's working
+      relations, and the model's own tables on a rebuild (among the run's writes, not through
+      adapter.drop_relation, which would drop them before the run writes anything else). -#}
+  {{ return(adapter.dispatch('drop_relation_sql', 'auto_cdc')(relation)) }}
 {%- endmacro %}
 
-{% macro default__drop_temp_relation_sql(relation) -%}
+{% macro default__drop_relation_sql(relation) -%}
   drop {{ relation.type }} if exists {{ relation }} cascade
 {%- endmacro %}
 
@@ -54,10 +58,13 @@
 
 {% macro fill_temp_table(relation, sql, analyzed_columns) -%}
   {#- A temp table from `sql`, with statistics on the columns the next statements join on. -#}
-  {%- call statement('auto_cdc_fill') -%}
-    {{ auto_cdc.create_temp_table(relation, sql) }}
-  {%- endcall -%}
-  {%- if analyzed_columns -%}{%- do auto_cdc.analyze(relation, analyzed_columns) -%}{%- endif -%}
+  {%- do auto_cdc.run_statements(auto_cdc.fill_temp_table_sql(relation, sql, analyzed_columns)) -%}
+{%- endmacro %}
+
+{% macro fill_temp_table_sql(relation, sql, analyzed_columns) -%}
+  {#- The statements of fill_temp_table, for a run's writes (the resolve reads the model's
+      tables as the writes before it leave them). -#}
+  {{ return([auto_cdc.create_temp_table(relation, sql), auto_cdc.analyze_sql(relation, analyzed_columns) if analyzed_columns else '']) }}
 {%- endmacro %}
 
 
@@ -98,18 +105,18 @@
 {%- endmacro %}
 
 
-{% macro analyze(relation, columns) -%}
-  {{ return(adapter.dispatch('analyze', 'auto_cdc')(relation, columns)) }}
+{% macro analyze_sql(relation, columns) -%}
+  {{ return(adapter.dispatch('analyze_sql', 'auto_cdc')(relation, columns)) }}
 {%- endmacro %}
 
-{% macro default__analyze(relation, columns) -%}
+{% macro default__analyze_sql(relation, columns) -%}
 {%- endmacro %}
 
-{% macro postgres__analyze(relation, columns) -%}
+{% macro postgres__analyze_sql(relation, columns) -%}
   {#- Temp tables get no statistics by themselves; without them the planner guesses the batch
       size and may scan the whole target instead of using the key index. Only the columns the
       next statements join or filter on (`columns`): statistics on every column cost 2-3x more. -#}
-  {% call statement('auto_cdc_analyze') %}analyze {{ relation }} ({{ auto_cdc.quoted_list(columns) }}){% endcall %}
+  analyze {{ relation }} ({{ auto_cdc.quoted_list(columns) }})
 {%- endmacro %}
 
 

@@ -26,8 +26,7 @@
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do auto_cdc.run_statements(statements) -%}
-  {%- do auto_cdc.analyze(batch, cfg.key_columns + ['__cdc_op']) -%}
+  {%- do auto_cdc.run_statements(statements + [auto_cdc.analyze_sql(batch, cfg.key_columns + ['__cdc_op'])]) -%}
 {%- endmacro %}
 
 
@@ -61,7 +60,9 @@
   {%- set owner = {} -%}
   {%- for flow in cfg.flows -%}
     {%- set flow_index = loop.index0 -%}
-    {%- for column in flow.columns if column | lower not in owner -%}{%- do owner.update({column | lower: flow_index}) -%}{%- endfor -%}
+    {%- for column in flow.columns -%}
+      {%- if column | lower not in owner -%}{%- do owner.update({column | lower: flow_index}) -%}{%- endif -%}
+    {%- endfor -%}
   {%- endfor -%}
   select
     {%- for column in cfg.source_columns %}

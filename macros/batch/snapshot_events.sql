@@ -26,6 +26,18 @@
 {%- endmacro %}
 
 
+{% macro target_as_written(target, appended, source_columns) -%}
+  {#- The target as this run's writes leave it, before they run: the columns the run appends
+      (`appended`, typed as in `source_columns`) are NULL in every row. -#}
+  {%- if not appended -%}{{ return(target) }}{%- endif -%}
+  {%- set nulls = [] -%}
+  {%- for column in source_columns if column.name in appended -%}
+    {%- do nulls.append('cast(null as ' ~ column.data_type ~ ') as ' ~ auto_cdc.quote_identifier(column.name)) -%}
+  {%- endfor -%}
+  {{ return('(select t.*, ' ~ (nulls | join(', ')) ~ ' from ' ~ target ~ ' as t) as ' ~ auto_cdc.quote_identifier('__cdc_target')) }}
+{%- endmacro %}
+
+
 {% macro default__snapshot_diff_sql(cfg, snapshots, read_versions, previous) -%}
   {#- One new snapshot: a full join with the current rows by key finds the new, changed and
       vanished keys in one hash join (5x faster than ranking on PostgreSQL, measured). -#}

@@ -36,33 +36,41 @@
 
   {#- 5. Tables: created when rebuilding; otherwise they follow the source's columns and types
          and the configuration. `--empty` changes nothing that exists (a first run creates the
-         tables, empty). -#}
-  {%- set feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, previous) -%}
+         tables, empty). From here on the run collects its writes, built from what it has read,
+         and applies them together (7. apply_writes): one transaction on DuckDB and PostgreSQL. -#}
+  {%- set writes = [] -%}
+  {%- set feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, previous, writes) -%}
   {%- set known_columns = [] -%}
+  {%- set target_columns = [] -%}
   {%- if rebuild and (not empty_run or mode == 'create') -%}
-    {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing) -%}
+    {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing, writes) -%}
+    {%- set target_columns = auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if feed else [] -%}
   {%- elif not rebuild and not empty_run -%}
-    {%- set cfg = auto_cdc.narrow_to_target(cfg, auto_cdc.reconcile_schema(cfg, target_relation, batch_columns, state).ignored) -%}
-    {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}
-    {%- do auto_cdc.evolve_run_history(state.runs, previous) -%}
+    {%- set schema = auto_cdc.reconcile_schema(cfg, target_relation, batch_columns, state, writes) -%}
+    {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
+    {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, schema.tables.state, writes) -%}
+    {%- do auto_cdc.evolve_run_history(state.runs, previous, writes) -%}
+    {%- set target_columns = schema.tables.target -%}
   {%- endif -%}
+  {%- set feed = auto_cdc.prepare_change_feed(feed, target_relation, target_columns, writes) -%}
 
-  {%- set feed = auto_cdc.prepare_change_feed(feed, target_relation) -%}
-
-  {#- 6-8. Resolve, apply, record. -#}
+  {#- 6-8. Resolve, apply, record; then the metrics, read back from what was applied. -#}
+  {%- set fence = none if rebuild else auto_cdc.read_fence(existing, temps) -%}
+  {%- set arg_dict = {
+      'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
+      'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
+      'fence': fence, 'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': feed,
+      'previous_checkpoint': previous.checkpoint_value if previous and previous.checkpoint_column == cfg.checkpoint_column else none,
+  } -%}
+  {%- if not empty_run -%}{%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}{%- endif -%}
+  {%- do auto_cdc.apply_writes(writes, post_hooks) -%}
   {%- if empty_run -%}
     {%- do auto_cdc.report_empty_run(mode != 'create') -%}
   {%- else -%}
-    {%- set metrics = auto_cdc.apply_changes({
-        'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
-        'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-        'fence': none if rebuild else auto_cdc.read_fence(existing), 'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': feed,
-        'previous_checkpoint': previous.checkpoint_value if previous and previous.checkpoint_column == cfg.checkpoint_column else none,
-    }) -%}
-    {%- do auto_cdc.report(metrics) -%}
+    {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict)) -%}
   {%- endif -%}
 
   {#- The usual dbt finish: grants, docs, hooks, one commit. -#}
-  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, [temps.batch, temps.history, temps.changes], post_hooks) -%}
+  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, [temps.batch, temps.history, temps.changes] + ([fence.noted] if fence else []), post_hooks) -%}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

@@ -29,6 +29,7 @@
   {%- set untouched = empty_run and mode != 'create' -%}
   {%- set found = not untouched and auto_cdc.choose_first_version(versions, temps, none if rebuild else state.versions, empty_run) -%}
 
+  {%- set writes = [] -%}
   {%- if found -%}
     {#- 1. Configuration, read against the model query's columns and the stored state. -#}
     {%- set source = auto_cdc.query_columns(sql, temps.probe) -%}
@@ -43,45 +44,53 @@
     {%- set snapshot_columns = adapter.get_columns_in_relation(temps.snapshots) -%}
     {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns) -%}
     {%- do auto_cdc.enforce_contract(cfg, auto_cdc.snapshot_rows_as_batch(temps.snapshots)) -%}
-    {%- set schema_change = {'appended': [], 'ignored': []} -%}
+    {#- 5. Tables: they follow the snapshots' columns and types. From here on the run collects its
+           writes, built from what it has read, and applies them together (7. apply_writes). The
+           snapshots are compared with the target as those writes leave it (appended columns NULL). -#}
+    {%- set schema = {'appended': [], 'ignored': [], 'tables': {}} -%}
     {%- if not rebuild -%}
-      {%- set schema_change = auto_cdc.reconcile_schema(cfg, target_relation, snapshot_columns, state) -%}
-      {%- set cfg = auto_cdc.narrow_to_target(cfg, schema_change.ignored) -%}
+      {%- set schema = auto_cdc.reconcile_schema(cfg, target_relation, snapshot_columns, state, writes) -%}
+      {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
     {%- endif -%}
+    {%- set compared_with = none if rebuild else auto_cdc.target_as_written(target_relation, schema.appended, snapshot_columns) -%}
     {%- do auto_cdc.fill_temp_table(temps.batch, auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions,
-        none if rebuild else target_relation, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op']) -%}
-    {%- do auto_cdc.check_mass_delete(cfg, temps.batch, temps.snapshots, temps.read_versions, none if rebuild else target_relation) -%}
+        compared_with, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op']) -%}
+    {%- do auto_cdc.check_mass_delete(cfg, temps.batch, temps.snapshots, temps.read_versions, compared_with) -%}
 
-    {#- 5. Tables, then 6-8. resolve, apply and record (the versions too). -#}
-    {%- set feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, previous) -%}
+    {%- set feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, previous, writes) -%}
     {%- set known_columns = [] -%}
     {%- if rebuild -%}
-      {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing) -%}
-      {%- do auto_cdc.run_statements([auto_cdc.create_versions_table_sql(state.versions, temps.read_versions)]) -%}
+      {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing, writes) -%}
+      {%- do writes.append(auto_cdc.create_versions_table_sql(state.versions, temps.read_versions)) -%}
     {%- elif cfg.history_from_open_rows -%}
       {#- SCD2 keeps no events: the open rows never carried the columns this run appends. -#}
-      {%- set known_columns = schema_change.appended -%}
-      {%- do auto_cdc.retire_event_state(cfg, state.state, temps.batch) -%}
-      {%- do auto_cdc.evolve_run_history(state.runs, previous) -%}
+      {%- set known_columns = schema.appended -%}
+      {%- do auto_cdc.retire_event_state(cfg, state.state, temps.batch, writes) -%}
+      {%- do auto_cdc.evolve_run_history(state.runs, previous, writes) -%}
     {%- else -%}
-      {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, temps.batch) -%}
-      {%- do auto_cdc.evolve_run_history(state.runs, previous) -%}
+      {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, schema.tables.state, writes) -%}
+      {%- do auto_cdc.evolve_run_history(state.runs, previous, writes) -%}
     {%- endif -%}
-    {%- set feed = auto_cdc.prepare_change_feed(feed, target_relation) -%}
-    {%- if empty_run -%}
-      {%- do auto_cdc.report_empty_run(false) -%}
-    {%- else -%}
-      {%- set metrics = auto_cdc.apply_changes({
-          'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
-          'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-          'fence': none if rebuild else auto_cdc.read_fence(existing), 'full_refresh': rebuild, 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': feed,
-          'previous_checkpoint': none,
-      }) -%}
-      {%- do auto_cdc.run_statements([auto_cdc.record_versions_sql(state.versions, temps.read_versions, state.runs)]) -%}
-      {%- do auto_cdc.report(metrics) -%}
+    {%- set target_columns = schema.tables.target if not rebuild else (auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if feed else []) -%}
+    {%- set feed = auto_cdc.prepare_change_feed(feed, target_relation, target_columns, writes) -%}
+
+    {#- 6-8. Resolve, apply and record (the versions too); then the metrics, read back. -#}
+    {%- set arg_dict = {
+        'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
+        'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
+        'fence': none if rebuild else auto_cdc.read_fence(existing, temps), 'full_refresh': rebuild, 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': feed,
+        'previous_checkpoint': none,
+    } -%}
+    {%- if not empty_run -%}
+      {%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}
+      {%- do writes.append(auto_cdc.record_versions_sql(state.versions, temps.read_versions, state.runs)) -%}
     {%- endif -%}
-  {%- elif untouched -%}
-    {%- do auto_cdc.report_empty_run(true) -%}
+  {%- endif -%}
+  {%- do auto_cdc.apply_writes(writes, post_hooks) -%}
+  {%- if found and not empty_run -%}
+    {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict)) -%}
+  {%- elif found or untouched -%}
+    {%- do auto_cdc.report_empty_run(untouched) -%}
   {%- else -%}
     {%- do auto_cdc.report_no_snapshot(target_relation, existing[0]) -%}
   {%- endif -%}

@@ -64,14 +64,3 @@
     (select coalesce(max(run_id), 0) + 1 from {{ arg_dict.runs }})
   {%- endif -%}
 {%- endmacro %}
-
-
-{% macro with_replaced_rows(metrics, feed) -%}
-  {#- A full refresh with a change feed deletes every row of the old target there, so its
-      metrics count them as deleted too: metrics and change feed always agree. A new dict. -#}
-  {%- if feed is none or not feed.replaced_rows -%}{{ return(metrics) }}{%- endif -%}
-  {%- set counted = {} -%}
-  {%- for name, value in metrics.items() -%}{%- do counted.update({name: value}) -%}{%- endfor -%}
-  {%- do counted.update({'num_deleted_rows': metrics.num_deleted_rows + feed.replaced_rows}) -%}
-  {{ return(counted) }}
-{%- endmacro %}

@@ -2,20 +2,32 @@
     run history (and the versions read, for snapshots); the metrics in the log line and in
     run_results.json. -#}
 
-{% macro change_metrics(changes, shape) -%}
-  {#- The run's net effect on the target: rows new or changed, rows gone. -#}
-  {%- set query -%}
-    select coalesce(sum(case when __cdc_action in ('insert', 'update') then 1 else 0 end), 0),
-           coalesce(sum(case when __cdc_action = 'delete' then 1 else 0 end), 0)
-    from {{ changes }}
-  {%- endset -%}
-  {%- set row = run_query(query).rows[0] -%}
-  {{ return({'n_events': shape.n_events, 'num_upserted_rows': row[0] | int, 'num_deleted_rows': row[1] | int}) }}
+{% macro change_counts_sql(changes) -%}
+  {#- One row: the run's net effect on the target, rows new or changed and rows gone. -#}
+  select coalesce(sum(case when __cdc_action in ('insert', 'update') then 1 else 0 end), 0) as num_upserted_rows,
+         coalesce(sum(case when __cdc_action = 'delete' then 1 else 0 end), 0) as num_deleted_rows
+  from {{ changes }}
 {%- endmacro %}
 
 
-{% macro record_run_sql(arg_dict, metrics) -%}
-  {#- Appends this run's row to the run history: metrics, checkpoint and truncate watermark. -#}
+{% macro change_metrics(arg_dict) -%}
+  {#- The metrics the run recorded, read back from the changes it applied. A full refresh with a
+      change feed deletes every row of the old target there, so they count as deleted too:
+      metrics and change feed always agree. -#}
+  {%- set row = run_query(auto_cdc.change_counts_sql(arg_dict.changes)).rows[0] -%}
+  {{ return({'n_events': arg_dict.shape.n_events, 'num_upserted_rows': row[0] | int,
+             'num_deleted_rows': row[1] | int + auto_cdc.replaced_rows(arg_dict.get('change_feed'))}) }}
+{%- endmacro %}
+
+
+{% macro replaced_rows(feed) -%}
+  {{ return(feed.replaced_rows if feed is not none else 0) }}
+{%- endmacro %}
+
+
+{% macro record_run_sql(arg_dict) -%}
+  {#- Appends this run's row to the run history: metrics (from the changes, as change_metrics
+      reads them), checkpoint and truncate watermark. -#}
   {%- set cfg = arg_dict.cfg -%}
   {%- set n = cfg.seq_parts -%}
   {%- set runs = arg_dict.runs -%}
@@ -28,9 +40,9 @@
     {{ auto_cdc.string_literal(invocation_id) }},
     {{ arg_dict.cfg.now }},
     {{ 'true' if arg_dict.full_refresh else 'false' }},
-    {{ metrics.n_events }},
-    {{ metrics.num_upserted_rows }},
-    {{ metrics.num_deleted_rows }},
+    {{ arg_dict.shape.n_events }},
+    counts.num_upserted_rows,
+    counts.num_deleted_rows + {{ auto_cdc.replaced_rows(arg_dict.get('change_feed')) }},
     {%- if checkpoint %}
     {{ auto_cdc.string_literal(checkpoint) }},
     coalesce(
@@ -44,6 +56,7 @@
     {{ auto_cdc.string_literal(tojson(cfg.state_config)) }},
     {{ auto_cdc.string_literal(tojson(arg_dict.flows)) if arg_dict.flows else 'null' }}
   from watermark
+  cross join ({{ auto_cdc.change_counts_sql(arg_dict.changes) }}) as counts
 {%- endmacro %}
 
 
@@ -54,8 +67,14 @@
 
 
 {% macro report(metrics) -%}
-  {#- Shown in the log line and in run_results.json (message, rows_affected). -#}
-  {%- set message = 'num_upserted_rows=' ~ metrics.num_upserted_rows ~ ' num_deleted_rows=' ~ metrics.num_deleted_rows -%}
-  {%- do store_raw_result(name='main', message=message, code='AUTO_CDC',
-                          rows_affected=metrics.num_upserted_rows + metrics.num_deleted_rows) -%}
+  {%- do auto_cdc.report_result('num_upserted_rows=' ~ metrics.num_upserted_rows ~ ' num_deleted_rows=' ~ metrics.num_deleted_rows,
+                                metrics.num_upserted_rows + metrics.num_deleted_rows) -%}
+{%- endmacro %}
+
+
+{% macro report_result(message, rows_affected) -%}
+  {#- Shown in the log line and in run_results.json (message, rows_affected). dbt v2
+      (2.0.0-alpha.4) reports neither from store_raw_result: there the message is a log line. -#}
+  {%- if auto_cdc.dbt_v2() -%}{%- do log("auto_cdc: " ~ model.name ~ ": " ~ message, info=true) -%}{%- endif -%}
+  {%- do store_raw_result(name='main', message=message, code='AUTO_CDC', rows_affected=rows_affected) -%}
 {%- endmacro %}

@@ -5,8 +5,7 @@
   {#- `--empty`: nothing is applied, and the log line says so. -#}
   {%- do log("auto_cdc: " ~ model.name ~ ": --empty: " ~ ("nothing applied; the existing tables are unchanged" if existed
              else "created the tables empty; no run or version is recorded"), info=true) -%}
-  {%- do store_raw_result(name='main', message='num_upserted_rows=0 num_deleted_rows=0 (--empty: nothing applied)',
-                          code='AUTO_CDC', rows_affected=0) -%}
+  {%- do auto_cdc.report_result('num_upserted_rows=0 num_deleted_rows=0 (--empty: nothing applied)', 0) -%}
 {%- endmacro %}
 
 
@@ -30,7 +29,8 @@
     {%- do apply_grants(target, config.get('grants'), should_revoke=revoke) -%}
     {%- do auto_cdc.persist_target_docs(target) -%}
   {%- endif -%}
-  {%- do run_hooks(post_hooks, inside_transaction=True) -%}
+  {#- Under dbt v2 these hooks ended the run's writes (apply_writes). -#}
+  {%- if not auto_cdc.dbt_v2() -%}{%- do run_hooks(post_hooks, inside_transaction=True) -%}{%- endif -%}
   {%- do auto_cdc.drop_temp_relations(temps) -%}
   {%- do adapter.commit() -%}
   {%- do run_hooks(post_hooks, inside_transaction=False) -%}

@@ -27,17 +27,20 @@
 {% macro default__temp_relations(target_relation) -%}
   {#- The run's session-local relations. Names derive from the model alone (not dbt's
       make_temp_relation, which adds a timestamp): a model query and a version query name
-      `last_version` and `current_version` before the materialization fills them. -#}
+      `last_version` and `current_version` before the materialization fills them. Under dbt v2,
+      whose statements share no session (a temporary table is gone by the next statement), they
+      are tables next to the target, replaced by each run and dropped at its end. -#}
   {%- set base = target_relation.identifier -%}
+  {%- set v2 = auto_cdc.dbt_v2() -%}
   {%- set temps = {} -%}
-  {%- for name in ['probe', 'batch', 'history', 'changes', 'snapshots', 'read_versions'] -%}
-    {%- do temps.update({name: api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_tmp_' ~ name), type='table')}) -%}
+  {%- for name, suffix, kind in [('probe', '__cdc_tmp_probe', 'table'), ('batch', '__cdc_tmp_batch', 'table'),
+                                 ('history', '__cdc_tmp_history', 'table'), ('changes', '__cdc_tmp_changes', 'table'),
+                                 ('snapshots', '__cdc_tmp_snapshots', 'table'), ('read_versions', '__cdc_tmp_read_versions', 'table'),
+                                 ('last_version', '__cdc_last_version', 'table'), ('current_version', '__cdc_current_version', 'table'),
+                                 ('current_snapshot', '__cdc_current_snapshot', 'view')] -%}
+    {%- do temps.update({name: api.Relation.create(database=target_relation.database if v2 else none, schema=target_relation.schema if v2 else none,
+                                                   identifier=auto_cdc.derived_name(base, suffix), type=kind)}) -%}
   {%- endfor -%}
-  {%- do temps.update({
-      'last_version': api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_last_version'), type='table'),
-      'current_version': api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_current_version'), type='table'),
-      'current_snapshot': api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_current_snapshot'), type='view'),
-  }) -%}
   {{ return(temps) }}
 {%- endmacro %}
 
@@ -55,15 +58,17 @@
 {%- endmacro %}
 
 
-{% macro read_fence(existing) -%}
-  {#- What the model's existing tables (`existing`, none for missing ones) are, noted after this
-      run's own schema changes and before it resolves its changes from them, for an adapter
-      without transactions to check in its first write that no other run has written them since
-      (apply/write_target.sql). None where a transaction and lock_target serialise runs. -#}
-  {{ return(adapter.dispatch('read_fence', 'auto_cdc')(existing | reject('none') | list)) }}
+{% macro read_fence(existing, temps) -%}
+  {#- For an adapter without transactions: the model's existing tables (`existing`, none for
+      missing ones), whose state the run's writes note after its own schema changes and before
+      it resolves its changes from them (note_fence_sql), so that its first data write can check
+      that no other run has written them since (apply/write_target.sql). `temps`: the run's
+      working relations, one of which holds what is noted. None where a transaction and
+      lock_target serialise runs. -#}
+  {{ return(adapter.dispatch('read_fence', 'auto_cdc')(existing | reject('none') | list, temps)) }}
 {%- endmacro %}
 
-{% macro default__read_fence(relations) -%}
+{% macro default__read_fence(relations, temps) -%}
   {{ return(none) }}
 {%- endmacro %}
 

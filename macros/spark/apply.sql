@@ -36,7 +36,7 @@
   {%- if cfg.scd_type == '1' -%}
     {#- A key keeps a state row while it has a visible row or a live tombstone. Tombstones past
         their retention (and not changed by this run) join the changes as keys with no state,
-        so the same MERGE forgets them: one write, not two. -#}
+        so the same MERGE forgets them: one write, not two. (A state this run creates holds none.) -#}
     {%- set n = cfg.seq_parts -%}
     {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) -%}
     {%- set kept -%}({{ auto_cdc.seq_first('c.__cdc_upsert_seq', n) }} is not null or {{ auto_cdc.seq_first('c.__cdc_delete_seq', n) }} is not null){%- endset -%}
@@ -44,7 +44,7 @@
     {%- set keys = cfg.key_columns -%}
     {%- set source -%}
     (select {{ auto_cdc.quoted_list(keys + stored) }} from {{ arg_dict.changes }}
-     {%- if auto_cdc.spark_may_hold_expired_tombstones(arg_dict.state, horizon) %}
+     {%- if not arg_dict.full_refresh and auto_cdc.spark_may_hold_expired_tombstones(arg_dict.state, horizon) %}
      union all
      select {{ auto_cdc.quoted_list(keys, 's.') }}{% for column in stored %}, null{% endfor %}
      from {{ arg_dict.state }} as s
@@ -136,28 +136,32 @@
 
 {#- Concurrent runs. Without a lock, two runs of one model could each resolve against the tables
     as they were, and the later write would bring back what the earlier replaced. So a run notes
-    the current snapshot of each of its tables as it starts reading (read_fence), and the MERGE
-    into the target, its first write, fails (raise_error) if any of them has moved on: the run
-    writes nothing and says to run it again. The check is part of the MERGE, so Iceberg's own
+    the current snapshot of each of its tables in a working table, as the first of its writes
+    after its schema changes (before it resolves its changes), and the MERGE into the target,
+    its first data write, fails (raise_error) if any of them has moved on: the run writes
+    nothing more and says to run it again. The check is part of the MERGE, so Iceberg's own
     validation covers the rest: a run that commits to the target while this MERGE runs makes
     this commit fail on the rows both changed. Once a run's target MERGE has committed, every
     other run of the model fails at its own. -#}
 
-{% macro spark__read_fence(relations) -%}
-  {%- if not relations -%}{{ return(none) }}{%- endif -%}
-  {%- set found = run_query(auto_cdc.current_snapshots_sql(relations)).rows[0] -%}
-  {%- set fence = [] -%}
-  {%- for relation in relations -%}{%- do fence.append((relation, found[loop.index0])) -%}{%- endfor -%}
-  {{ return(fence) }}
+{% macro spark__read_fence(relations, temps) -%}
+  {{ return({'relations': relations, 'noted': temps.fence} if relations else none) }}
 {%- endmacro %}
 
 
-{% macro current_snapshots_sql(relations) -%}
-  {#- One row: each relation's current Iceberg snapshot (-1 before its first write). -#}
+{% macro spark__note_fence_sql(fence) -%}
+  {%- if fence is none -%}{{ return('') }}{%- endif -%}
+  create table {{ fence.noted }} using parquet as
   select
-  {%- for relation in relations %}
-    coalesce((select snapshot_id from {{ relation }}.refs where name = 'main'), -1){{ ',' if not loop.last }}
+  {%- for relation in fence.relations %}
+    {{ auto_cdc.current_snapshot_sql(relation) }} as snapshot_{{ loop.index }}{{ ',' if not loop.last }}
   {%- endfor %}
+{%- endmacro %}
+
+
+{% macro current_snapshot_sql(relation) -%}
+  {#- A relation's current Iceberg snapshot (-1 before its first write). -#}
+  coalesce((select snapshot_id from {{ relation }}.refs where name = 'main'), -1)
 {%- endmacro %}
 
 
@@ -165,11 +169,11 @@
   {#- A boolean expression that is true while every table is at the snapshot noted, and fails
       the statement otherwise. -#}
   {%- set message = "auto_cdc: model '" ~ model.name ~ "': another run wrote "
-      ~ (fence | map(attribute=0) | join(', ')) ~ " while this run was reading them; nothing was written. Run the model again"
+      ~ (fence.relations | join(', ')) ~ " while this run was reading them; nothing was written. Run the model again"
       ~ " (and schedule one run of a model at a time)." -%}
   case when
-  {%- for relation, snapshot in fence %}
-    coalesce((select snapshot_id from {{ relation }}.refs where name = 'main'), -1) = {{ snapshot }}{{ ' and' if not loop.last }}
+  {%- for relation in fence.relations %}
+    {{ auto_cdc.current_snapshot_sql(relation) }} = (select snapshot_{{ loop.index }} from {{ fence.noted }}){{ ' and' if not loop.last }}
   {%- endfor %}
   then true else raise_error({{ auto_cdc.string_literal(message) }}) end
 {%- endmacro %}

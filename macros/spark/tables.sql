@@ -20,7 +20,7 @@
   {%- set base = target_relation.identifier -%}
   {%- set run_tag = invocation_id | replace('-', '') -%}
   {%- set temps = {} -%}
-  {%- for name in ['batch', 'history', 'changes', 'snapshots', 'read_versions', 'last_version', 'current_version'] -%}
+  {%- for name in ['batch', 'history', 'changes', 'snapshots', 'read_versions', 'last_version', 'current_version', 'fence'] -%}
     {%- do temps.update({name: api.Relation.create(schema=target_relation.schema,
         identifier=auto_cdc.derived_name(base, '__cdc_tmp_' ~ name ~ '_' ~ run_tag[:12]), type='table')}) -%}
   {%- endfor -%}
@@ -43,7 +43,7 @@
 {%- endmacro %}
 
 
-{% macro spark__drop_temp_relation_sql(relation) -%}
+{% macro spark__drop_relation_sql(relation) -%}
   {#- purge: dropped through Iceberg's session catalog, a table's files may stay behind, and the
       next table of that name would find its location taken. -#}
   drop {{ relation.type }} if exists {{ relation }}{{ ' purge' if relation.type == 'table' }}

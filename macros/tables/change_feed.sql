@@ -1,9 +1,9 @@
 {#- Stage 5, tables: the change feed `<model>__cdc_changes` of a target (change_feed=true). In:
     `cfg`, the target, the model's tables as found, the run mode and the last run. Out: the
-    change feed's frame for this run (none when off): its relation, this run's id, the rows of
-    an old target recorded as deletes before a full refresh drops it; then the change feed
-    created, or following the target's columns and types. Its rows are written in stage 7
-    (record/change_feed.sql). -#}
+    change feed's frame for this run (none when off): its relation, this run's id, and as the
+    run's writes the rows of an old target recorded as deletes before a full refresh drops it;
+    then the change feed created, or following the target's columns and types. Its rows are
+    written in stage 7 (record/change_feed.sql). -#}
 
 {% macro change_feed_relation(target) -%}
   {#- Next to the target, named after it like its state and run history. -#}
@@ -11,11 +11,12 @@
 {%- endmacro %}
 
 
-{% macro open_change_feed(cfg, target, existing, mode, previous) -%}
+{% macro open_change_feed(cfg, target, existing, mode, previous, writes) -%}
   {#- Before the tables stage, which drops the old target on a full refresh: its rows are
       recorded as deletes first, so consumers of the change feed see the rebuild as a delete
       of every old row and an insert of every new one. `existing`: existing_relations() of
-      [target, state, runs, ...]. Returns {relation, existed, run_id, replaced_rows} or none. -#}
+      [target, state, runs, ...]. Returns {relation, existed, run_id, replaced_rows, columns} or
+      none; `columns`: the change feed's columns as the run's writes leave it. -#}
   {%- if not cfg.change_feed -%}{{ return(none) }}{%- endif -%}
   {%- set relation = auto_cdc.change_feed_relation(target) -%}
   {%- set found = auto_cdc.existing_relations([relation])[0] -%}
@@ -24,7 +25,7 @@
   {%- endif -%}
   {%- if auto_cdc.is_empty_run() -%}
     {%- if found is none and mode != 'create' -%}{%- do auto_cdc._warn_change_feed_starts(relation, target) -%}{%- endif -%}
-    {{ return({'relation': relation, 'existed': found is not none, 'run_id': none, 'replaced_rows': 0}) }}
+    {{ return({'relation': relation, 'existed': found is not none, 'run_id': none, 'replaced_rows': 0, 'columns': []}) }}
   {%- endif -%}
 
   {#- A change feed that missed changes (dropped, or off in the last run) skips one run id: a
@@ -41,12 +42,14 @@
   {%- set run_id = run_query(auto_cdc.next_run_id_sql(existing[2], found)).rows[0][0] | int + (1 if missed else 0) -%}
 
   {%- set replaced_rows = 0 -%}
+  {%- set columns = [] if found is none else auto_cdc.plain_columns(adapter.get_columns_in_relation(found)) -%}
   {%- if mode == 'rebuild' and found is not none -%}
-    {%- set old_columns = auto_cdc.follow_in_change_feed(relation, existing[0]) -%}
+    {%- set old_target = auto_cdc.plain_columns(adapter.get_columns_in_relation(existing[0])) -%}
+    {%- set columns = auto_cdc.follow_in_change_feed(relation, columns, existing[0], old_target, writes) -%}
     {%- set replaced_rows = auto_cdc.row_count(existing[0]) | int -%}
-    {%- do auto_cdc.run_statements([auto_cdc.record_replaced_rows_sql(relation, existing[0], old_columns, run_id, cfg.now)]) -%}
+    {%- do writes.append(auto_cdc.record_replaced_rows_sql(relation, existing[0], old_target | map(attribute='name') | list, run_id, cfg.now)) -%}
   {%- endif -%}
-  {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'replaced_rows': replaced_rows}) }}
+  {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'replaced_rows': replaced_rows, 'columns': columns}) }}
 {%- endmacro %}
 
 
@@ -72,25 +75,26 @@
 {%- endmacro %}
 
 
-{% macro prepare_change_feed(feed, target) -%}
+{% macro prepare_change_feed(feed, target, target_columns, writes) -%}
   {#- After the tables stage: the change feed created (typed after the target), or, when it
       exists, given the target's new columns and widened types (not on `--empty`, which changes
-      nothing that exists). Returns the frame with the target's column names, which every
+      nothing that exists), as the run's writes. `target_columns`: the target's columns as the
+      run's writes leave them. Returns the frame with the target's column names, which every
       change row carries. -#}
   {%- if feed is none -%}{{ return(none) }}{%- endif -%}
+  {%- set names = target_columns | map(attribute='name') | list -%}
   {%- if not feed.existed -%}
-    {%- do auto_cdc.run_statements([
+    {%- do writes.extend([
         auto_cdc.create_change_feed_sql(feed.relation, target),
         auto_cdc.create_key_index(feed.relation, ['_run_id'], unique=false),
     ]) -%}
-    {%- set columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
   {%- elif not auto_cdc.is_empty_run() -%}
-    {%- set columns = auto_cdc.follow_in_change_feed(feed.relation, target) -%}
+    {%- do auto_cdc.follow_in_change_feed(feed.relation, feed.columns, target, target_columns, writes) -%}
   {%- else -%}
-    {%- set columns = [] -%}
+    {%- set names = [] -%}
   {%- endif -%}
-  {%- set prepared = {'columns': columns} -%}
-  {%- for name, value in feed.items() -%}{%- do prepared.update({name: value}) -%}{%- endfor -%}
+  {%- set prepared = {'columns': names} -%}
+  {%- for name, value in feed.items() if name != 'columns' -%}{%- do prepared.update({name: value}) -%}{%- endfor -%}
   {{ return(prepared) }}
 {%- endmacro %}
 
@@ -108,17 +112,18 @@
 {%- endmacro %}
 
 
-{% macro follow_in_change_feed(feed, table) -%}
-  {#- The change feed keeps every column `table` (the target) has: a new one is appended (older
-      changes have NULL), a widened type is widened, as in the target. A column the target no
-      longer has stays (NULL in new changes). Returns `table`'s column names. -#}
+{% macro follow_in_change_feed(feed, feed_columns, table, columns, writes) -%}
+  {#- The change feed keeps every column `table` (the target) has (`columns`, {name, data_type},
+      as the run's writes leave it): a new one is appended (older changes have NULL), a widened
+      type is widened, as in the target; the statements go to `writes`. A column the target no
+      longer has stays (NULL in new changes). `feed_columns`: the change feed's columns before.
+      Returns the change feed's columns after. -#}
   {%- set kept = {} -%}
-  {%- for column in adapter.get_columns_in_relation(feed) -%}{%- do kept.update({column.name | lower: column}) -%}{%- endfor -%}
-  {%- set names = [] -%}
+  {%- for column in feed_columns -%}{%- do kept.update({column.name | lower: column}) -%}{%- endfor -%}
+  {%- set after = auto_cdc.plain_columns(feed_columns) -%}
   {%- set additions = [] -%}
   {%- set statements = [] -%}
-  {%- for column in adapter.get_columns_in_relation(table) -%}
-    {%- do names.append(column.name) -%}
+  {%- for column in columns -%}
     {%- set stored = kept.get(column.name | lower) -%}
     {%- if stored is none -%}
       {%- do additions.append({'name': column.name, 'data_type': column.data_type}) -%}
@@ -130,14 +135,15 @@
             ~ " Cast it back in the model query, or rename or drop " ~ feed ~ " (its consumers then need `--full-refresh`).") -%}
       {%- elif verdict != 'fits' -%}
         {%- do statements.append(auto_cdc.alter_column_type(feed, stored.name, verdict.widen)) -%}
+        {%- for kept_column in after if kept_column.name == stored.name -%}{%- do kept_column.update({'data_type': verdict.widen}) -%}{%- endfor -%}
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
   {%- if additions -%}
     {%- do log("auto_cdc: " ~ model.name ~ ": adding column(s) " ~ (additions | map(attribute='name') | join(', ')) ~ " to " ~ feed, info=true) -%}
   {%- endif -%}
-  {%- do auto_cdc.run_statements(auto_cdc.add_columns(feed, additions) + statements) -%}
-  {{ return(names) }}
+  {%- do writes.extend(auto_cdc.add_columns(feed, additions) + statements) -%}
+  {{ return(after + additions) }}
 {%- endmacro %}
 
 

@@ -1,26 +1,27 @@
 {#- Stage 5, tables (create or rebuild). In: `cfg`, the batch (for the column types), the model's
-    relations. Out: the target, its state and run history (and for snapshots the processed
-    versions), empty; under a contract the target has the contract's DDL and constraints. -#}
+    relations. Out, as the run's writes: the target, its state and run history (and for
+    snapshots the processed versions), empty; under a contract the target has the contract's
+    DDL and constraints. -#}
 
-{% macro rebuild_tables(cfg, batch, target, state, existing) -%}
+{% macro rebuild_tables(cfg, batch, target, state, existing, writes) -%}
   {#- First run or full refresh: drop whatever of the model's tables exists (`existing`, none
-      for the missing ones), then create them empty, typed after the batch. Runs inside the
-      model's transaction, so a failure later in the run keeps the old tables. -#}
+      for the missing ones), then create them empty, typed after the batch. Among the run's
+      writes, so a failure later in the run keeps the old tables. -#}
   {%- for relation in existing if relation is not none -%}
-    {%- do adapter.drop_relation(relation) -%}
+    {%- do writes.append(auto_cdc.drop_relation_sql(relation)) -%}
   {%- endfor -%}
-  {%- do auto_cdc.run_statements([auto_cdc.drop_sequence_type(cfg)]) -%}
-  {%- do auto_cdc.create_state_tables(cfg, batch, target, state) -%}
+  {%- do writes.append(auto_cdc.drop_sequence_type(cfg)) -%}
+  {%- do writes.extend(auto_cdc.create_state_tables_sql(cfg, batch, target, state)) -%}
 {%- endmacro %}
 
 
-{% macro create_state_tables(cfg, batch, target, state) -%}
+{% macro create_state_tables_sql(cfg, batch, target, state) -%}
   {#- Empty target (see create_target_sql), state and run history, typed after the batch.
       SCD2: the target gains __START_AT/__END_AT typed like the sequence (bitemporal also
       __SYSTEM_START_AT/__SYSTEM_END_AT typed like the system sequence); the state keeps events. -#}
   {%- set scd1 = cfg.scd_type == '1' -%}
-  {%- do auto_cdc.run_statements([auto_cdc.create_sequence_type(cfg, batch) if not scd1 else '']) -%}
-  {%- do auto_cdc.run_statements([
+  {{ return([
+      auto_cdc.create_sequence_type(cfg, batch) if not scd1 else '',
       auto_cdc.create_target_sql(cfg, batch, target),
       auto_cdc.create_state_sql(cfg, state.state, batch),
       auto_cdc.create_key_index(target, auto_cdc.target_layout(cfg).identity),
@@ -28,7 +29,7 @@
       auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts)) if scd1 else '',
       auto_cdc.create_empty_table_sql(state.runs, auto_cdc.runs_columns_sql(cfg), batch),
       auto_cdc.create_key_index(state.runs, ['run_id']),
-  ]) -%}
+  ]) }}
 {%- endmacro %}
 
 
@@ -100,12 +101,11 @@
       (the types were checked to match), plus the validity columns it does not declare. -#}
   {%- if not auto_cdc.contract_enforced() -%}
     create table {{ target }} {{ auto_cdc.table_options() }} as
-    select {{ auto_cdc.quoted_list(cfg.written_columns) }}
-    {%- for name, value in auto_cdc.period_columns(cfg) %}, {{ value }} as {{ auto_cdc.quote_identifier(name) }}{% endfor %}
-    from {{ batch }} where 1 = 0
+    {{ auto_cdc.target_shape_sql(cfg, batch) }}
   {%- else -%}
     {%- set declared = model.columns.values() | map(attribute='name') | map('lower') | list -%}
-    {%- set definitions = adapter.render_raw_columns_constraints(raw_columns=model['columns']) -%}
+    {#- A list of our own: dbt v2 returns a sequence that takes no append. -#}
+    {%- set definitions = adapter.render_raw_columns_constraints(raw_columns=model['columns']) | list -%}
     {%- for name, value in auto_cdc.period_columns(cfg) if name | lower not in declared -%}
       {%- do definitions.append(auto_cdc.quote_identifier(name) ~ ' ' ~ auto_cdc.column_type_of(batch, value)) -%}
     {%- endfor -%}
@@ -113,6 +113,22 @@
       {{ (definitions + adapter.render_raw_model_constraints(raw_constraints=model['constraints'])) | join(',\n      ') }}
     ) {{ auto_cdc.table_options() }}
   {%- endif -%}
+{%- endmacro %}
+
+
+{% macro target_shape_sql(cfg, batch) -%}
+  {#- No rows: the target's columns, typed after the batch. -#}
+  select {{ auto_cdc.quoted_list(cfg.written_columns) }}
+  {%- for name, value in auto_cdc.period_columns(cfg) %}, {{ value }} as {{ auto_cdc.quote_identifier(name) }}{% endfor %}
+  from {{ batch }} where 1 = 0
+{%- endmacro %}
+
+
+{% macro new_target_columns(cfg, batch, probe) -%}
+  {#- The columns ({name, data_type}) of the target create_target_sql makes, known before it is
+      made (the change feed follows them): those of its shape over the batch, probed (a
+      contract's types match the batch's: enforce_contract checked them). -#}
+  {{ return(auto_cdc.plain_columns(auto_cdc.query_columns(auto_cdc.target_shape_sql(cfg, batch), probe).columns)) }}
 {%- endmacro %}
 
 

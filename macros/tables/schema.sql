@@ -1,15 +1,19 @@
 {#- Stage 5, tables (existing ones follow the source). In: `cfg`, the batch's columns, the model's
-    tables. Out: new source columns appended (or ignored, or an error: on_schema_change), widened
-    types widened in every table that holds the column's values, any other type change an error;
-    returns the columns appended and those the run does not write (on_schema_change='ignore'). -#}
+    tables. Out: the run's writes that append new source columns (or nothing: ignored, or an
+    error: on_schema_change) and widen widened types in every table that holds the column's
+    values, any other type change an error; returns the columns appended, those the run does not
+    write (on_schema_change='ignore'), and each table's columns as those writes leave them. -#}
 
-{% macro reconcile_schema(cfg, target, source_columns, state) -%}
+{% macro reconcile_schema(cfg, target, source_columns, state, writes) -%}
   {#- on_schema_change: a written column the target does not have yet is appended, ignored, or
       fails the run. Columns the source no longer returns stay in the target: updates keep
       their values, inserts leave them NULL. A column whose type widened is widened wherever
       its values are kept. `source_columns`: the batch's (snapshots') columns; `state`: the
-      model's state relations. Returns {'appended': [...], 'ignored': [...]}: the columns this
-      run appended, and the new columns it does not write (on_schema_change='ignore'). -#}
+      model's state relations; the ALTER statements go to `writes`. Returns {'appended': [...],
+      'ignored': [...], 'tables': {kind: columns}}: the columns this run appends, the new columns
+      it does not write (on_schema_change='ignore'), and the columns ({name, data_type}) of the
+      target and the state tables as this run's writes leave them (kind: target, state, runs,
+      versions), for the stages that build on them before anything is written. -#}
   {%- set target_columns = adapter.get_columns_in_relation(target) -%}
   {%- set target_names = target_columns | map(attribute='name') | map('lower') | list -%}
   {%- set built_as = '1' if '__start_at' not in target_names else ('bitemporal' if '__system_start_at' in target_names else '2') -%}
@@ -30,14 +34,14 @@
   {%- endfor -%}
 
   {#- Types first, on the columns the tables already have. -#}
-  {%- set tables = [(target, target_columns, auto_cdc.held_columns(cfg, 'target'))] -%}
+  {%- set tables = [('target', target, target_columns)] -%}
   {#- SCD2 from snapshots stores no events: its state table holds no column values. -#}
   {%- for kind in ['state', 'runs', 'versions'] if (kind != 'versions' or cfg.snapshot) and (kind != 'state' or not cfg.history_from_open_rows) -%}
-    {%- set columns = adapter.get_columns_in_relation(state[kind]) -%}
-    {%- do tables.append((state[kind], columns, auto_cdc.held_columns(cfg, kind))) -%}
+    {%- do tables.append((kind, state[kind], adapter.get_columns_in_relation(state[kind]))) -%}
   {%- endfor -%}
-  {%- do auto_cdc.reconcile_column_types(cfg, tables, source_columns) -%}
-  {%- if not new_columns -%}{{ return({'appended': [], 'ignored': []}) }}{%- endif -%}
+  {%- set after = auto_cdc.reconcile_column_types(cfg, tables, source_columns, writes) -%}
+  {%- set change = {'appended': [], 'ignored': [], 'tables': after} -%}
+  {%- if not new_columns -%}{{ return(change) }}{%- endif -%}
 
   {%- if cfg.on_schema_change == 'fail' -%}
     {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': the model query has new column(s) "
@@ -49,19 +53,23 @@
       {%- if column.name in new_columns -%}{%- do additions.append({'name': column.name, 'data_type': column.data_type}) -%}{%- endif -%}
     {%- endfor -%}
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target, info=true) -%}
-    {%- do auto_cdc.run_statements(auto_cdc.add_columns(target, additions)) -%}
+    {%- do writes.extend(auto_cdc.add_columns(target, additions)) -%}
+    {%- do after.target.extend(additions) -%}
     {%- if cfg.scd_type != '1' and not cfg.history_from_open_rows -%}
       {#- The stored events never carried the new column: NULL, and marked as not known. -#}
       {%- set known = [] -%}
       {%- for column in new_columns -%}
         {%- do known.append({'name': auto_cdc.event_known(column), 'data_type': dbt.type_boolean()}) -%}
       {%- endfor -%}
-      {%- do auto_cdc.run_statements(auto_cdc.add_columns(state.state, additions + known)) -%}
+      {%- do writes.extend(auto_cdc.add_columns(state.state, additions + known)) -%}
+      {%- do after.state.extend(additions + known) -%}
     {%- endif -%}
-    {{ return({'appended': new_columns, 'ignored': []}) }}
+    {%- do change.update({'appended': new_columns}) -%}
+  {%- else -%}
+    {#- 'ignore': the run writes only the columns the target has. -#}
+    {%- do change.update({'ignored': new_columns}) -%}
   {%- endif -%}
-  {#- 'ignore': the run writes only the columns the target has. -#}
-  {{ return({'appended': [], 'ignored': new_columns}) }}
+  {{ return(change) }}
 {%- endmacro %}
 
 
@@ -101,33 +109,41 @@
 {%- endmacro %}
 
 
-{% macro reconcile_column_types(cfg, relations, source_columns) -%}
-  {#- `relations`: a list of (relation, its columns, {its column (lower case): the source column
-      whose values it holds}). `source_columns`: the batch's (or snapshots') columns. Widens what
-      must widen; fails, naming the column and both types, when a type cannot take the new one. -#}
+{% macro reconcile_column_types(cfg, tables, source_columns, writes) -%}
+  {#- `tables`: a list of (kind, relation, its columns). `source_columns`: the batch's (or
+      snapshots') columns. Widens what must widen (the ALTER statements go to `writes`); fails,
+      naming the column and both types, when a type cannot take the new one. Returns
+      {kind: its columns as {name, data_type}, widened types in place}. -#}
   {%- set incoming = {} -%}
   {%- for column in source_columns -%}{%- do incoming.update({column.name | lower: column}) -%}{%- endfor -%}
   {%- set statements = [] -%}
   {%- set errors = [] -%}
   {%- set sequence_widened = [] -%}
-  {%- for relation, columns, holds in relations -%}
-    {%- for column in columns if column.name | lower in holds -%}
-      {%- set source_name = holds[column.name | lower] -%}
-      {%- set new = incoming.get(source_name | lower) -%}
-      {%- set verdict = 'fits' if new is none else auto_cdc.type_change(column.data_type, new.data_type) -%}
-      {%- set label = auto_cdc._source_label(cfg, source_name) -%}
-      {%- if verdict == 'incompatible' -%}
-        {%- set message = label ~ " is now of type " ~ new.data_type ~ ", but " ~ relation ~ " holds " ~ column.data_type
-            ~ ", which cannot take it without converting or losing values. Cast it back in the model query (`cast(... as "
-            ~ column.data_type ~ ")`), or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`." -%}
-        {%- if message not in errors -%}{%- do errors.append(message) -%}{%- endif -%}
-      {%- elif verdict != 'fits' -%}
-        {%- do statements.append(auto_cdc.alter_column_type(relation, column.name, verdict.widen)) -%}
-        {%- do log("auto_cdc: " ~ cfg.model_name ~ ": widening " ~ relation ~ "." ~ column.name ~ " from " ~ column.data_type
-                   ~ " to " ~ verdict.widen ~ " (" ~ label ~ " widened)", info=true) -%}
-        {%- if source_name.startswith('__cdc_') -%}{%- do sequence_widened.append(label) -%}{%- endif -%}
+  {%- set after = {} -%}
+  {%- for kind, relation, columns in tables -%}
+    {%- set holds = auto_cdc.held_columns(cfg, kind) -%}
+    {%- set kept = auto_cdc.plain_columns(columns) -%}
+    {%- for column in columns -%}
+      {%- if column.name | lower in holds -%}
+        {%- set source_name = holds[column.name | lower] -%}
+        {%- set new = incoming.get(source_name | lower) -%}
+        {%- set verdict = 'fits' if new is none else auto_cdc.type_change(column.data_type, new.data_type) -%}
+        {%- set label = auto_cdc._source_label(cfg, source_name) -%}
+        {%- if verdict == 'incompatible' -%}
+          {%- set message = label ~ " is now of type " ~ new.data_type ~ ", but " ~ relation ~ " holds " ~ column.data_type
+              ~ ", which cannot take it without converting or losing values. Cast it back in the model query (`cast(... as "
+              ~ column.data_type ~ ")`), or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`." -%}
+          {%- if message not in errors -%}{%- do errors.append(message) -%}{%- endif -%}
+        {%- elif verdict != 'fits' -%}
+          {%- do statements.append(auto_cdc.alter_column_type(relation, column.name, verdict.widen)) -%}
+          {%- do kept[loop.index0].update({'data_type': verdict.widen}) -%}
+          {%- do log("auto_cdc: " ~ cfg.model_name ~ ": widening " ~ relation ~ "." ~ column.name ~ " from " ~ column.data_type
+                     ~ " to " ~ verdict.widen ~ " (" ~ label ~ " widened)", info=true) -%}
+          {%- if source_name.startswith('__cdc_') -%}{%- do sequence_widened.append(label) -%}{%- endif -%}
+        {%- endif -%}
       {%- endif -%}
     {%- endfor -%}
+    {%- do after.update({kind: kept}) -%}
   {%- endfor -%}
   {%- if sequence_widened and cfg.scd_type != '1' and cfg.seq_parts > 1 -%}
     {%- do errors.append(sequence_widened[0] ~ " widened; with a `sequence_by` list, __START_AT and __END_AT hold the whole sequence in one value"
@@ -137,5 +153,15 @@
     {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': a column's type changed in a way the stored tables cannot follow;"
         ~ " nothing was written.\n  - " ~ (errors | join('\n  - '))) -%}
   {%- endif -%}
-  {%- do auto_cdc.run_statements(statements) -%}
+  {%- do writes.extend(statements) -%}
+  {{ return(after) }}
+{%- endmacro %}
+
+
+{% macro plain_columns(columns) -%}
+  {#- dbt Column objects as {name, data_type}, the form the stages pass columns around in (and
+      change, to say what the run's writes will make of them). -#}
+  {%- set plain = [] -%}
+  {%- for column in columns -%}{%- do plain.append({'name': column.name, 'data_type': column.data_type}) -%}{%- endfor -%}
+  {{ return(plain) }}
 {%- endmacro %}

@@ -1,25 +1,26 @@
 {#- Stage 5, tables (existing state follows the configuration). In: `cfg`, the stored state's
-    columns. Out: per-column sequences or event flags added or dropped as partial updates are
-    turned on or off; the run history gains the `config` column; returns the appended columns
-    the stored SCD2 events know of; an SCD2 snapshot model's events from an earlier version
-    replaced by its key-columns-only state. -#}
+    columns as the run's earlier writes leave them. Out, as the run's writes: per-column
+    sequences or event flags added or dropped as partial updates are turned on or off; the run
+    history gains the `config` column; an SCD2 snapshot model's events from an earlier version
+    replaced by its key-columns-only state. Returns the appended columns the stored SCD2
+    events know of. -#}
 
-{% macro evolve_run_history(runs_relation, previous) -%}
+{% macro evolve_run_history(runs_relation, previous, writes) -%}
   {#- A run history written before runs recorded their configuration (or flows) gains the column. -#}
   {%- set missing = [] -%}
   {%- for name in ['config', 'flows'] if previous is not none and not previous['has_' ~ name ~ '_column'] -%}
     {%- do missing.append({'name': name, 'data_type': dbt.type_string()}) -%}
   {%- endfor -%}
-  {%- if missing -%}
-    {%- do auto_cdc.run_statements(auto_cdc.add_columns(runs_relation, missing)) -%}
-  {%- endif -%}
+  {%- do writes.extend(auto_cdc.add_columns(runs_relation, missing)) -%}
 {%- endmacro %}
 
 
-{% macro evolve_state(cfg, state, batch) -%}
+{% macro evolve_state(cfg, state, state_columns, writes) -%}
   {#- Keep the state in step with the configuration; returns the value columns the stored SCD2
-      events know of (an appended column is unknown to the events stored before it). -#}
-  {%- set existing = adapter.get_columns_in_relation(state) | map(attribute='name') | map('lower') | list -%}
+      events know of (an appended column is unknown to the events stored before it).
+      `state_columns`: the state's columns as the run's writes before these leave them
+      (reconcile_schema's `tables.state`). -#}
+  {%- set existing = state_columns | map(attribute='name') | map('lower') | list -%}
   {%- set required = auto_cdc.seq_names('__cdc_upsert_seq', cfg.seq_parts) + auto_cdc.seq_names('__cdc_delete_seq', cfg.seq_parts)
                      if cfg.scd_type == '1' else auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   {%- if required | reject('in', existing) | list -%}
@@ -28,15 +29,15 @@
         ~ cfg.model_name ~ "`.") -%}
   {%- endif -%}
   {%- if cfg.scd_type == '1' -%}
-    {%- do auto_cdc.run_statements(auto_cdc.evolve_column_sequences(cfg, state, existing)) -%}
+    {%- do writes.extend(auto_cdc.evolve_column_sequences(cfg, state, state_columns)) -%}
     {{ return([]) }}
   {%- endif -%}
-  {%- do auto_cdc.run_statements(auto_cdc.evolve_event_flags(cfg, state, existing)) -%}
+  {%- do writes.extend(auto_cdc.evolve_event_flags(cfg, state, existing)) -%}
   {{ return(auto_cdc._known_columns(cfg, existing)) }}
 {%- endmacro %}
 
 
-{% macro retire_event_state(cfg, state_relation, batch) -%}
+{% macro retire_event_state(cfg, state_relation, batch, writes) -%}
   {#- SCD2 from snapshots: a state that still holds events (written by an earlier version of this
       package) is replaced by the key-columns-only one. Its events stopped being kept up to date
       when this version took over, and a rollback to the earlier version would rebuild history
@@ -45,7 +46,7 @@
   {%- if '__cdc_seq' in names -%}
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": SCD2 from snapshots keeps no events; replacing the events in " ~ state_relation
                ~ " (written by an earlier version of auto_cdc, no longer read) with an empty table", info=true) -%}
-    {%- do auto_cdc.run_statements(['drop table ' ~ state_relation, auto_cdc.create_state_sql(cfg, state_relation, batch)]) -%}
+    {%- do writes.extend([auto_cdc.drop_relation_sql(state_relation), auto_cdc.create_state_sql(cfg, state_relation, batch)]) -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -57,11 +58,14 @@
 {%- endmacro %}
 
 
-{% macro evolve_column_sequences(cfg, state, existing) -%}
+{% macro evolve_column_sequences(cfg, state, state_columns) -%}
   {#- SCD1 partial updates keep, per column, the sequence that last wrote it. Turning partial
       updates on: every column was last written by the row's last upsert. A column added later
       has never been written. Turning them off drops the columns, so a later switch back cannot
       read stale sequences. -#}
+  {%- set types = {} -%}
+  {%- for column in state_columns -%}{%- do types.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
+  {%- set existing = types.keys() | list -%}
   {%- set stored = [] -%}
   {%- for name in existing if name.startswith('__cdc_seq__') -%}{%- do stored.append(name) -%}{%- endfor -%}
   {%- set upsert_names = auto_cdc.seq_names('__cdc_upsert_seq', cfg.seq_parts) -%}
@@ -70,14 +74,15 @@
     {%- for name in stored -%}{%- do statements.append(auto_cdc.drop_column_sql(state, name)) -%}{%- endfor -%}
     {{ return(statements) }}
   {%- endif -%}
+  {%- set added = {} -%}
   {%- for column in cfg.value_columns -%}
     {%- set names = auto_cdc.seq_names(auto_cdc.column_seq_prefix(column), cfg.seq_parts) -%}
     {%- for name in names if names[0] not in existing -%}
-      {%- do statements.extend(auto_cdc.add_columns(state, [{'name': name, 'data_type': auto_cdc.column_type(state, upsert_names[loop.index0])}])) -%}
-      {%- if not stored -%}{%- do statements.append(auto_cdc.set_column_sql(state, name, upsert_names[loop.index0])) -%}{%- endif -%}
+      {%- do statements.extend(auto_cdc.add_columns(state, [{'name': name, 'data_type': types[upsert_names[loop.index0]]}])) -%}
+      {%- do added.update({name: upsert_names[loop.index0]}) -%}
     {%- endfor -%}
   {%- endfor -%}
-  {{ return(statements) }}
+  {{ return(statements + ([auto_cdc.set_columns_sql(state, added)] if added and not stored else [])) }}
 {%- endmacro %}
 
 
@@ -93,18 +98,19 @@
   {#- SCD2 partial updates: stored events without a flag wrote every column they carry. -#}
   {%- set statements = [] -%}
   {%- set wanted = [] -%}
+  {%- set added = {} -%}
   {%- for column in cfg.value_columns if cfg.partial -%}
     {%- set flag = auto_cdc.event_flag(column) -%}
     {%- do wanted.append(flag) -%}
     {%- if flag not in existing -%}
       {%- do statements.extend(auto_cdc.add_columns(state, [{'name': flag, 'data_type': dbt.type_boolean()}])) -%}
-      {%- do statements.append(auto_cdc.set_column_sql(state, flag, 'true')) -%}
+      {%- do added.update({flag: 'true'}) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- for name in existing if name.startswith('__cdc_w__') and name not in wanted -%}
     {%- do statements.append(auto_cdc.drop_column_sql(state, name)) -%}
   {%- endfor -%}
-  {{ return(statements) }}
+  {{ return(statements + ([auto_cdc.set_columns_sql(state, added)] if added else [])) }}
 {%- endmacro %}
 
 
@@ -113,6 +119,9 @@
 {%- endmacro %}
 
 
-{% macro set_column_sql(relation, name, value_sql) -%}
-  update {{ relation }} set {{ auto_cdc.quote_identifier(name) }} = {{ value_sql }}
+{% macro set_columns_sql(relation, values) -%}
+  {#- One update of every row: `values` is {column: SQL value}. It comes after the table's
+      ALTERs: DuckDB 1.5 (dbt v2's) cannot commit an ALTER that follows an UPDATE of the same
+      table in one transaction. -#}
+  update {{ relation }} set {% for name, value_sql in values.items() %}{{ auto_cdc.quote_identifier(name) }} = {{ value_sql }}{{ ', ' if not loop.last }}{% endfor %}
 {%- endmacro %}

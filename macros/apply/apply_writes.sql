@@ -1,0 +1,52 @@
+{#- Stage 7, apply: the run's writes, at one point. In: every statement that writes the model's
+    tables (created, rebuilt, altered, resolved from, written, recorded), built in order from
+    what the run read, before any of them runs: none of them is read back before all have run.
+    Out: all of them applied together. -#}
+
+{% macro apply_writes(statements, post_hooks) -%}
+  {#- Inside dbt's transaction for the model on DuckDB and PostgreSQL (finish_run commits it);
+      on Spark one by one, each a replayable write, the run recorded last. Under dbt v2, whose
+      statements share no transaction, the post-hooks dbt-core runs inside the model's
+      transaction end the writes, so that one that fails undoes the run there too. -#}
+  {%- set kept = [] -%}
+  {%- for statement in statements + auto_cdc.transaction_hooks_sql(post_hooks) if statement and statement | trim -%}
+    {%- do kept.append(statement | trim) -%}
+  {%- endfor -%}
+  {%- if kept -%}{%- do adapter.dispatch('apply_writes', 'auto_cdc')(kept) -%}{%- endif -%}
+{%- endmacro %}
+
+
+{% macro transaction_hooks_sql(hooks) -%}
+  {#- Under dbt v2: the SQL of the hooks that run inside the model's transaction (run_hooks'
+      rule), rendered as run_hooks renders them. None under dbt-core, which runs them itself. -#}
+  {%- set statements = [] -%}
+  {%- if auto_cdc.dbt_v2() -%}
+    {%- for hook in hooks | selectattr('transaction', 'equalto', true) -%}
+      {%- do statements.append(render(hook.get('sql'))) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {{ return(statements) }}
+{%- endmacro %}
+
+{% macro default__apply_writes(statements) -%}
+  {%- do auto_cdc.run_statements(statements) -%}
+{%- endmacro %}
+
+{% macro duckdb__apply_writes(statements) -%}
+  {#- One script, one round trip. Under dbt v2 each statement call takes a connection of its own
+      (no session, no transaction across calls): the script opens and commits its own
+      transaction, which DuckDB runs on one connection, so the writes are applied together or
+      not at all there too. -#}
+  {%- set script = ['begin transaction'] + statements + ['commit'] if auto_cdc.dbt_v2() else statements -%}
+  {% call statement('auto_cdc_writes') %}{{ script | join('\n;\n') }}{% endcall %}
+{%- endmacro %}
+
+
+{% macro note_fence_sql(fence) -%}
+  {#- The first of a run's writes when it has a fence (read_fence): what its tables are before it
+      resolves its changes from them. Nothing where a transaction and lock_target serialise runs. -#}
+  {{ return(adapter.dispatch('note_fence_sql', 'auto_cdc')(fence)) }}
+{%- endmacro %}
+
+{% macro default__note_fence_sql(fence) -%}
+{%- endmacro %}
