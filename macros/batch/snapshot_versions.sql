@@ -199,19 +199,22 @@
   {%- do auto_cdc.fill_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, none, none, temps.current_version), []) -%}
   {%- do auto_cdc.replace_temp_table(temps.read_versions, auto_cdc.read_version_sql(temps.current_version)) -%}
   {%- if not catch_up or versions.way == 'run' -%}{{ return(none) }}{%- endif -%}
-  {#- Jinja has no while loop: a bounded for loop that fails loudly at its bound. -#}
+  {#- Jinja has no while loop: a bounded for loop that fails loudly at its bound. (The stop is
+      tested in the loop's body: dbt v2 evaluates a `for ... if` filter once, before the loop.) -#}
   {%- set limit = 10000 -%}
   {%- set reading = {'more': true} -%}
-  {%- for _ in range(limit) if reading.more -%}
-    {%- do auto_cdc.advance_last_version(temps) -%}
-    {%- if auto_cdc.choose_next_version(versions, temps) -%}
-      {%- set columns = adapter.get_columns_in_relation(temps.snapshots) | map(attribute='name') | list -%}
-      {%- do auto_cdc.run_statements([
-          auto_cdc.append_rows_sql(temps.snapshots, columns, auto_cdc.snapshot_rows_sql(sql, none, none, temps.current_version)),
-          auto_cdc.append_rows_sql(temps.read_versions, ['__cdc_version', '__cdc_applied'], auto_cdc.read_version_sql(temps.current_version)),
-      ]) -%}
-    {%- else -%}
-      {%- do reading.update({'more': false}) -%}
+  {%- for _ in range(limit) -%}
+    {%- if reading.more -%}
+      {%- do auto_cdc.advance_last_version(temps) -%}
+      {%- if auto_cdc.choose_next_version(versions, temps) -%}
+        {%- set columns = adapter.get_columns_in_relation(temps.snapshots) | map(attribute='name') | list -%}
+        {%- do auto_cdc.run_statements([
+            auto_cdc.append_rows_sql(temps.snapshots, columns, auto_cdc.snapshot_rows_sql(sql, none, none, temps.current_version)),
+            auto_cdc.append_rows_sql(temps.read_versions, ['__cdc_version', '__cdc_applied'], auto_cdc.read_version_sql(temps.current_version)),
+        ]) -%}
+      {%- else -%}
+        {%- do reading.update({'more': false}) -%}
+      {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
   {%- if reading.more -%}

@@ -111,10 +111,20 @@
 
 
 {% macro _config_value(name, default=none) -%}
-  {#- Top-level config first, then the same key under `meta`. -#}
-  {%- set value = config.get(name) -%}
-  {%- if value is none -%}
-    {%- set value = (config.get('meta') or {}).get(name) -%}
+  {#- Top-level config first, then the same key under `meta`. dbt v2 takes a package's configs
+      only under `meta` (a top-level one is an error there) and warns unless config.meta_get
+      reads them (dbt-core has it only since a 1.10 patch release); dbt's own (on_schema_change)
+      stay at the top level, where config.get finds them without a warning. -#}
+  {%- if auto_cdc.dbt_v2() -%}
+    {%- set value = config.meta_get(name) -%}
+    {%- if value is none -%}
+      {%- set value = config.get(name) -%}
+    {%- endif -%}
+  {%- else -%}
+    {%- set value = config.get(name) -%}
+    {%- if value is none -%}
+      {%- set value = (config.get('meta') or {}).get(name) -%}
+    {%- endif -%}
   {%- endif -%}
   {{ return(default if value is none else value) }}
 {%- endmacro %}

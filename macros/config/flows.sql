@@ -32,10 +32,13 @@
   {%- for flow in flows -%}
     {%- set source = auto_cdc.query_columns(flow.sql, probe) -%}
     {%- do flow.update({'source': source}) -%}
-    {%- for column in source.columns if column.name | lower not in seen -%}
-      {%- do seen.append(column.name | lower) -%}
-      {%- do union.columns.append(column) -%}
-      {%- do union.names.append(column.name) -%}
+    {%- for column in source.columns -%}
+      {#- Tested in the body: dbt v2 evaluates a `for ... if` filter before the loop runs. -#}
+      {%- if column.name | lower not in seen -%}
+        {%- do seen.append(column.name | lower) -%}
+        {%- do union.columns.append(column) -%}
+        {%- do union.names.append(column.name) -%}
+      {%- endif -%}
     {%- endfor -%}
     {%- do union.compared_as_text.update(source.compared_as_text) -%}
   {%- endfor -%}

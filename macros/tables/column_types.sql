@@ -43,12 +43,21 @@
 
 
 {% macro _parse_type(data_type) -%}
-  {#- 'numeric(12,4)' -> name 'numeric', size 12, scale 4; 'character varying(20)' -> size 20. -#}
+  {#- 'numeric(12,4)' -> name 'numeric', size 12, scale 4; 'character varying(20)' -> size 20;
+      anything else ('struct(a integer)', 'integer[]') is its own name. Read with string
+      methods: dbt v2's modules.re returns no match objects (no .group()). -#}
   {%- set text = data_type | lower | trim -%}
-  {%- set match = modules.re.fullmatch('([a-z][a-z0-9_ ]*?)\\s*(?:\\(\\s*(\\d+)\\s*(?:,\\s*(\\d+)\\s*)?\\))?', text) -%}
-  {%- if match is none -%}{{ return({'text': text, 'name': text, 'size': none, 'scale': 0}) }}{%- endif -%}
-  {{ return({'text': text, 'name': match.group(1), 'size': none if match.group(2) is none else match.group(2) | int,
-             'scale': (match.group(3) or 0) | int}) }}
+  {%- set parsed = {'text': text, 'name': text, 'size': none, 'scale': 0} -%}
+  {%- if text.endswith(')') and '(' in text -%}
+    {%- set head, arguments = text[:-1].split('(', 1) -%}
+    {%- set numbers = arguments.replace(' ', '').split(',') -%}
+    {%- set digits = [] -%}
+    {%- for number in numbers if number.isdigit() -%}{%- do digits.append(number | int) -%}{%- endfor -%}
+    {%- if head | trim and digits | length == numbers | length and digits | length <= 2 -%}
+      {%- do parsed.update({'name': head | trim, 'size': digits[0], 'scale': digits[1] if digits | length == 2 else 0}) -%}
+    {%- endif -%}
+  {%- endif -%}
+  {{ return(parsed) }}
 {%- endmacro %}
 
 

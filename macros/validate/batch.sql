@@ -62,9 +62,26 @@
   {#- Bad data is the database's content, not the project's code: a Database Error, not a
       Compilation Error. -#}
   {%- if errors -%}
-    {%- do exceptions.raise_database_error(
-          "auto_cdc: model '" ~ model_name ~ "' received " ~ what ~ "; nothing was written.\n  - " ~ (errors | join('\n  - '))) -%}
+    {%- set message = "auto_cdc: model '" ~ model_name ~ "' received " ~ what ~ "; nothing was written.\n  - " ~ (errors | join('\n  - ')) -%}
+    {%- do auto_cdc.raise_database_error(message) -%}
   {%- endif -%}
+{%- endmacro %}
+
+
+{% macro raise_database_error(message) -%}
+  {#- dbt v2 (2.0.0-alpha.4) has no exceptions.raise_database_error: the database raises it. -#}
+  {%- if auto_cdc.dbt_v2() -%}
+    {%- do run_query(adapter.dispatch('failing_query_sql', 'auto_cdc')(message)) -%}
+  {%- endif -%}
+  {%- do exceptions.raise_database_error(message) -%}
+{%- endmacro %}
+
+{% macro default__failing_query_sql(message) -%}
+  {%- do exceptions.raise_compiler_error(message) -%}
+{%- endmacro %}
+
+{% macro duckdb__failing_query_sql(message) -%}
+  select error({{ auto_cdc.string_literal(message) }})
 {%- endmacro %}
 
 
