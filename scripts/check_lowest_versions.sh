@@ -15,6 +15,7 @@ python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" \
   "dbt-core~=1.10.0" "dbt-duckdb~=1.10.0" "dbt-postgres~=1.10.0" "duckdb~=1.4.0"
 "$venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null | grep -Ei '^(dbt-core|dbt-duckdb|dbt-postgres|duckdb) '
-# Without the Spark tier, which pins dbt-spark 1.11 (and with it dbt-adapters 1.24 or newer).
-AUTO_CDC_SPARK=0 "$venv/bin/python" -m pytest -n 2 --dist loadgroup -q -p no:cacheprovider \
+# Without the Spark tier, which pins dbt-spark 1.11 (and with it dbt-adapters 1.24 or newer), and
+# the v2 tier, whose CLI comes with dbt-core 1.12.
+AUTO_CDC_SPARK=0 AUTO_CDC_V2=0 "$venv/bin/python" -m pytest -n 2 --dist loadgroup -q -p no:cacheprovider \
   tests/test_dbt_native.py tests/test_config_keys.py tests/test_contracts.py tests/test_lifecycle.py "$@"

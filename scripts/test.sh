@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test on DuckDB and PostgreSQL, and the Spark tier (tests marked `spark`) on a local
-# Spark with Iceberg tables. Installs what is missing: the Python packages (with the development
-# and Spark extras) and, through apt when run as root, the PostgreSQL server and Java 17.
-# The tests start a private PostgreSQL server and a Spark session themselves and stop them when
-# they end.
+# Runs every test on DuckDB and PostgreSQL, the Spark tier (tests marked `spark`) on a local
+# Spark with Iceberg tables, and the v2 tier (tests marked `dbt_v2`) on DuckDB under dbt v2.
+# Installs what is missing: the Python packages (with the development and Spark extras; dbt v2's
+# CLI comes with dbt-core 1.12.0) and, through apt when run as root, the PostgreSQL server, Java
+# 17 and npm (which fetches dbt v2's DuckDB driver, tests/v2_env.py). The tests start a private
+# PostgreSQL server and a Spark session themselves and stop them when they end.
 # Extra arguments go to pytest (e.g. scripts/test.sh -k golden).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,9 @@ fi
 # Spark 3.5 runs on Java 17 (tests/spark_env.py finds it under /usr/lib/jvm or at JAVA_HOME).
 if [ -z "${JAVA_HOME:-}" ] && ! ls -d /usr/lib/jvm/java-17-openjdk-* >/dev/null 2>&1; then
   apt_install "Java 17" openjdk-17-jre-headless
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  apt_install "npm" npm
 fi
 
 ruff check .

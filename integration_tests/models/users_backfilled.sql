@@ -3,10 +3,12 @@
 -- deleted at 4); newer ones win (123's update and delete, 125 restored as Guadalajara).
 {{ config(
     materialized='auto_cdc',
-    keys=['userId'],
-    sequence_by='sequenceNum',
-    apply_as_deletes="operation = 'DELETE'",
-    except_column_list=['operation', 'sequenceNum', 'dump_version'],
+    meta={
+        'keys': ['userId'],
+        'sequence_by': 'sequenceNum',
+        'apply_as_deletes': "operation = 'DELETE'",
+        'except_column_list': ['operation', 'sequenceNum', 'dump_version'],
+    },
 ) }}
 
 {{ auto_cdc.flow('dump', ref('users_dump'), kind='snapshot', version='dump_version', once=true) }}

@@ -3,11 +3,13 @@
 -- example apply the feed in two runs (tests/test_example_project.py).
 {{ config(
     materialized='auto_cdc',
-    keys=['userId'],
-    sequence_by='sequenceNum',
-    apply_as_deletes="operation = 'DELETE'",
-    except_column_list=['operation', 'sequenceNum'],
-    change_feed=true,
+    meta={
+        'keys': ['userId'],
+        'sequence_by': 'sequenceNum',
+        'apply_as_deletes': "operation = 'DELETE'",
+        'except_column_list': ['operation', 'sequenceNum'],
+        'change_feed': true,
+    },
 ) }}
 
 select * from {{ ref('users_cdf') }}

@@ -1,11 +1,13 @@
 -- SPEC 7.2: the same feed with a TRUNCATE at sequence 3.
 {{ config(
     materialized='auto_cdc',
-    keys=['userId'],
-    sequence_by='sequenceNum',
-    apply_as_deletes="operation = 'DELETE'",
-    apply_as_truncates="operation = 'TRUNCATE'",
-    except_column_list=['operation', 'sequenceNum'],
+    meta={
+        'keys': ['userId'],
+        'sequence_by': 'sequenceNum',
+        'apply_as_deletes': "operation = 'DELETE'",
+        'apply_as_truncates': "operation = 'TRUNCATE'",
+        'except_column_list': ['operation', 'sequenceNum'],
+    },
 ) }}
 
 select * from {{ ref('users_cdf') }}

@@ -3,14 +3,16 @@
 -- query string is rendered when the model runs.
 {{ config(
     materialized='auto_cdc_from_snapshot',
-    stored_as_scd_type=2,
-    keys=['userId'],
-    snapshot_version_query="
-      select distinct version from {{ ref('user_snapshots') }}
-      where not exists (select 1 from {{ auto_cdc.last_snapshot_version() }})
-         or version > (select version from {{ auto_cdc.last_snapshot_version() }})
-      order by version
-      limit 1",
+    meta={
+        'stored_as_scd_type': 2,
+        'keys': ['userId'],
+        'snapshot_version_query': "
+          select distinct version from {{ ref('user_snapshots') }}
+          where not exists (select 1 from {{ auto_cdc.last_snapshot_version() }})
+             or version > (select version from {{ auto_cdc.last_snapshot_version() }})
+          order by version
+          limit 1",
+    },
 ) }}
 
 select "userId", city

@@ -2,9 +2,11 @@
 {{ config(
     materialized='auto_cdc_from_snapshot',
     enabled=(target.type == 'duckdb'),
-    stored_as_scd_type=2,
-    keys=['userId'],
-    snapshot_version_column='version',
+    meta={
+        'stored_as_scd_type': 2,
+        'keys': ['userId'],
+        'snapshot_version_column': 'version',
+    },
 ) }}
 
 select

@@ -2,10 +2,12 @@
 -- plugin of dbt-duckdb (see profiles.yml).
 {{ config(
     materialized='auto_cdc_from_snapshot',
-    enabled=(target.type == 'duckdb'),
-    stored_as_scd_type=2,
-    keys=['userId'],
-    snapshot_version_function='user_snapshots:next_snapshot_and_version',
+    enabled=(target.type == 'duckdb' and not dbt_version.startswith('2.')),
+    meta={
+        'stored_as_scd_type': 2,
+        'keys': ['userId'],
+        'snapshot_version_function': 'user_snapshots:next_snapshot_and_version',
+    },
 ) }}
 
 select * from {{ auto_cdc.current_snapshot() }}

@@ -2,9 +2,11 @@
 -- in the seed, tagged by `version`; one run applies them in order, as two runs would.
 {{ config(
     materialized='auto_cdc_from_snapshot',
-    stored_as_scd_type=2,
-    keys=['userId'],
-    snapshot_version_column='version',
+    meta={
+        'stored_as_scd_type': 2,
+        'keys': ['userId'],
+        'snapshot_version_column': 'version',
+    },
 ) }}
 
 select * from {{ ref('user_snapshots') }}
