@@ -1,7 +1,9 @@
-"""A throwaway dbt project that uses the auto_cdc package, on DuckDB or PostgreSQL.
+"""A throwaway dbt project that uses the auto_cdc package, on DuckDB or PostgreSQL (and Spark,
+and DuckDB under dbt v2).
 
-Tests write models, load source rows with plain SQL, run dbt in-process and read tables back
-through the database's own driver. Nothing is mocked: the SQL runs on real databases.
+Tests write models, load source rows with plain SQL, run dbt in-process (dbt v2: its CLI, in a
+process of its own) and read tables back through the database's own driver. Nothing is mocked:
+the SQL runs on real databases.
 """
 
 from __future__ import annotations
@@ -12,23 +14,34 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import threading
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import duckdb
 import psycopg2
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
+import v2_env
 from postgres_server import PostgresServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ADAPTERS = ("duckdb", "postgres")
 # The Spark tier (tests marked `spark`, conftest.py): a local Spark with Iceberg tables.
 SPARK = "spark"
+# The v2 tier (tests marked `v2`): DuckDB, run by dbt v2 (the Rust engine, v2_env.py).
+V2 = "v2"
+# dbt's own model configs: everything else a test sets is an auto_cdc config, which dbt v2 takes
+# only under `meta` (and dbt-core 1.x at the top level or there).
+DBT_CONFIGS = {
+    "materialized", "enabled", "unique_key", "on_schema_change", "contract", "full_refresh", "tags", "pre_hook",
+    "post_hook", "persist_docs", "grants", "alias", "schema", "file_format", "tblproperties", "meta",
+}
 # Column types the tests write in PostgreSQL/DuckDB spelling, as Spark spells them.
 SPARK_TYPES = {
     "varchar": "string",
@@ -72,6 +85,41 @@ def invoke_dbt(command: list[str], callbacks: Sequence[Any] = ()) -> dbtRunnerRe
     return outcome["result"]
 
 
+def invoke_dbt_v2(
+    v2: V2Target, args: Sequence[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[bool, list[Any], str, list[str], str]:
+    """dbt v2's CLI in a process of its own, read from its JSON log lines: (success, the nodes'
+    results, the errors, the warnings, the invocation id). A result has a node (name,
+    resource_type), a status and a message: for an auto_cdc model the metrics line it logs (v2
+    reports no adapter response of a materialization: record/runs.sql, `report_result`)."""
+    done = subprocess.run(
+        [str(v2.binary), *args, "--log-format", "json"],
+        capture_output=True, text=True, cwd=cwd, check=False, env={**v2_env.environment(v2.driver_home), **(env or {})},
+    )
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    messages: dict[str, str] = {}
+    results = []
+    for event in events:
+        info, data = event["info"], event.get("data", {})
+        node = data.get("node_info", {})
+        if info["name"] == "JinjaLogInfo" and "num_upserted_rows=" in info["msg"]:
+            messages[node.get("unique_id", "")] = info["msg"].split(": ", 2)[-1]
+        if info["name"] == "NodeFinished":
+            results.append(SimpleNamespace(
+                node=SimpleNamespace(name=node["node_name"], resource_type=node["resource_type"]),
+                status=data["run_result"]["status"],
+                message=messages.get(node["unique_id"], data["run_result"].get("message", "")),
+                failures=data["run_result"].get("num_failures"),
+                adapter_response={},
+            ))
+    errors = [event["info"]["msg"] for event in events if event["info"]["level"] == "error"]
+    if done.returncode != 0 and not errors:
+        errors.append(done.stderr or done.stdout)
+    warnings = [event["info"]["msg"] for event in events if event["info"]["level"] == "warn"]
+    (invocation_id,) = {event["info"]["invocation_id"] for event in events}
+    return done.returncode == 0, results, "\n".join(errors), warnings, invocation_id
+
+
 # The package's limit for the names it derives (macros/_util/identifiers.sql), on every adapter.
 MAX_IDENTIFIER_LENGTH = 63
 
@@ -109,13 +157,18 @@ class RunOutcome:
         """(num_upserted_rows, num_deleted_rows) of this invocation's run of the model, from where
         they are stored as data: the model's run history row with this invocation's id. They must
         agree with the node's adapter response in run_results (code AUTO_CDC, rows_affected their
-        sum). An invocation that recorded no run (`--empty`, a snapshot model with no new snapshot)
+        sum); under dbt v2, which reports no adapter response of a materialization, with its log
+        line. An invocation that recorded no run (`--empty`, a snapshot model with no new snapshot)
         applied nothing: (0, 0)."""
-        response = self.result(node_name).adapter_response
-        assert response.get("code") == "AUTO_CDC", response
         recorded = self.project.recorded_runs(node_name, self.invocation_id)
         assert len(recorded) <= 1, f"{len(recorded)} run history rows for invocation {self.invocation_id}"
         upserted, deleted = recorded[0] if recorded else (0, 0)
+        if self.project.dbt_v2:
+            expected = f"num_upserted_rows={upserted} num_deleted_rows={deleted}"
+            assert self.message(node_name).startswith(expected), (self.message(node_name), recorded)
+            return int(upserted), int(deleted)
+        response = self.result(node_name).adapter_response
+        assert response.get("code") == "AUTO_CDC", response
         assert response.get("rows_affected") == upserted + deleted, (response, recorded)
         return int(upserted), int(deleted)
 
@@ -130,11 +183,15 @@ class CdcProject:
         postgres: PostgresServer | None,
         schema: str | None = None,
         spark: SparkTarget | None = None,
+        v2: V2Target | None = None,
     ) -> None:
         self.path = path
-        self.adapter = adapter
+        # Under dbt v2 the database is DuckDB: everything but running dbt is as on DuckDB.
+        self.dbt_v2 = adapter == V2
+        self.adapter = adapter = "duckdb" if self.dbt_v2 else adapter
         self.postgres = postgres
         self.spark = spark
+        self.v2 = v2
         self.schema = "main" if adapter == "duckdb" else schema or new_schema_name()
         (path / "models").mkdir(parents=True, exist_ok=True)
         (path / "dbt_packages").mkdir(exist_ok=True)
@@ -192,8 +249,12 @@ class CdcProject:
     # --- models and data -------------------------------------------------------------------
 
     def model(self, name: str, body: str, **config: Any) -> None:
-        """Write models/<name>.sql with an auto_cdc config block."""
+        """Write models/<name>.sql with an auto_cdc config block (dbt v2: the auto_cdc configs
+        under `meta`, the only place v2 takes a package's configs)."""
         config.setdefault("materialized", "auto_cdc")
+        if self.dbt_v2:
+            meta = {key: config.pop(key) for key in list(config) if key not in DBT_CONFIGS}
+            config["meta"] = {**config.get("meta", {}), **meta}
         args = ", ".join(f"{key}={_jinja_literal(value)}" for key, value in config.items())
         (self.path / "models" / f"{name}.sql").write_text(f"{{{{ config({args}) }}}}\n{body}\n")
 
@@ -249,6 +310,8 @@ class CdcProject:
     # --- running dbt -------------------------------------------------------------------------
 
     def dbt(self, *args: str) -> RunOutcome:
+        if self.dbt_v2:
+            return self._dbt_v2(args)
         command = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path), "--target", self.adapter]
         warnings: list[str] = []
         invocation_ids: set[str] = set()
@@ -274,6 +337,12 @@ class CdcProject:
             invocation_id=invocation_id,
             project=self,
         )
+
+    def _dbt_v2(self, args: Sequence[str]) -> RunOutcome:
+        assert self.v2 is not None
+        args = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path), "--target", self.adapter]
+        success, results, error, warnings, invocation_id = invoke_dbt_v2(self.v2, args, self.path)
+        return RunOutcome(success, results, error, warnings, invocation_id, project=self)
 
     def run(self, *select: str, full_refresh: bool = False, expect_success: bool = True) -> RunOutcome:
         args = ["run"]
@@ -389,6 +458,14 @@ class CdcProject:
 
 
 @dataclass
+class V2Target:
+    """dbt v2's CLI and the folder that names its DuckDB driver (v2_env.py)."""
+
+    binary: Path
+    driver_home: Path
+
+
+@dataclass
 class SparkTarget:
     """The test process's Spark session and the configuration its profiles carry."""
 
@@ -402,7 +479,9 @@ class _Connection:
 
     def __enter__(self) -> tuple[Any, Any]:
         if self.project.adapter == "duckdb":
-            self.conn = duckdb.connect(str(self.project.path / "test.duckdb"))
+            # A file dbt v2's DuckDB 1.5 opens is created in a storage format it reads.
+            config = v2_env.STORAGE_COMPATIBILITY if self.project.dbt_v2 else {}
+            self.conn = duckdb.connect(str(self.project.path / "test.duckdb"), config=config)
             return self.conn, self.conn
         server = self.project.postgres
         assert server is not None

@@ -56,7 +56,9 @@ def fails(project: CdcProject, *fragments: str, model: str = "dim", args: tuple[
     before = project.snapshot(*project.cdc_tables(model))
     outcome = project.dbt("run", "--select", model, *args)
     assert not outcome.success, "the run succeeded"
-    for fragment in (f"model {model}" if "contract" in fragments else f"'{model}'", *fragments):
+    # dbt's own contract error names the model its way: `model dim` (dbt v2: `model.cdc_test.dim`).
+    contract_named = f"model.cdc_test.{model}" if project.dbt_v2 else f"model {model}"
+    for fragment in (contract_named if "contract" in fragments else f"'{model}'", *fragments):
         assert fragment in outcome.error, f"{fragment!r} not in:\n{outcome.error}"
     assert project.snapshot(*project.cdc_tables(model)) == before
     return outcome

@@ -10,7 +10,7 @@ import pytest
 from harness import CdcProject
 from scenarios import CONFIG, EVENTS, MODEL, fails
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]
 
 
 def test_null_checkpoint_value_fails_like_a_null_key(project: CdcProject) -> None:

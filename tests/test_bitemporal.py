@@ -13,7 +13,7 @@ from reference import Event, bitemporal
 from scenarios import MODEL, fails, run_batches
 from spec_data import COMPANY_COLUMNS, COMPANY_CONFIG, COMPANY_EVENTS, COMPANY_RUN, SPEC_7_6, _t, shuffled_split
 
-pytestmark = pytest.mark.spark  # on Spark too
+pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]  # on Spark too
 
 
 def _setup(project: CdcProject, **extra: object) -> None:

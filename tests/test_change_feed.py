@@ -31,6 +31,8 @@ from scenarios import (
 )
 from spec_data import COMPANY_COLUMNS, COMPANY_CONFIG, COMPANY_EVENTS, SPEC_7_6
 
+pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
+
 FEED = {"change_feed": True}
 CONSUMER = (
     "{{ config(materialized='incremental') }}\n"

@@ -17,7 +17,7 @@ TYPOS = {
     "ignore_null_update": ("ignore_null_update", True, "ignore_null_updates"),
 }
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]
 
 
 @pytest.mark.parametrize("typo", TYPOS)
@@ -31,19 +31,20 @@ def test_config_key_typo_fails_with_did_you_mean(project: CdcProject, typo: str)
 
 
 def test_typo_in_meta_properties_yaml_and_dbt_project_yml_is_caught(project: CdcProject) -> None:
-    """Keys come from what the user set (`unrendered_config`), wherever they set it."""
+    """Keys come from what the user set (`unrendered_config`), wherever they set it (under dbt v2,
+    which refuses a package's key at the top level itself, under `meta` there)."""
     project.create_table("events", EVENTS)
     project.model("dim", MODEL, **CONFIG, meta={"tombstone_retension": 5})
     project.replace_rows("events", HISTORY)
     fails(project, "`tombstone_retension`", "did you mean `tombstone_retention`?")
     project.model("dim", MODEL, **CONFIG)
-    project.write("models/dim.yml", "models:\n  - name: dim\n    config:\n      column_lists: [id]\n")
+    in_yaml = "      meta:\n        column_lists: [id]\n" if project.dbt_v2 else "      column_lists: [id]\n"
+    project.write("models/dim.yml", "models:\n  - name: dim\n    config:\n" + in_yaml)
     fails(project, "`column_lists`", "did you mean `column_list`?")
     (project.path / "models" / "dim.yml").unlink()
-    project.write(
-        "dbt_project.yml",
-        (project.path / "dbt_project.yml").read_text() + "models:\n  cdc_test:\n    +checkpoint_colum: seq\n",
-    )
+    in_project = "    +meta:\n      checkpoint_colum: seq\n" if project.dbt_v2 else "    +checkpoint_colum: seq\n"
+    settings = (project.path / "dbt_project.yml").read_text()
+    project.write("dbt_project.yml", settings + "models:\n  cdc_test:\n" + in_project)
     fails(project, "`checkpoint_colum`", "did you mean `checkpoint_column`?")
 
 

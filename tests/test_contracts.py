@@ -11,6 +11,8 @@ import pytest
 from harness import CdcProject
 from scenarios import CONFIG, EVENTS, HISTORY, MODEL, fails
 
+pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
+
 
 def _contract(project: CdcProject, columns: list[dict[str, Any]], scd_type: int = 1) -> None:
     project.create_table("events", EVENTS)

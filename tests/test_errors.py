@@ -10,7 +10,7 @@ import pytest
 from harness import CdcProject
 from scenarios import CITY_EVENTS, CONFIG, MODEL, fails
 
-pytestmark = pytest.mark.spark  # on Spark too
+pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]  # on Spark too
 
 FIRST_BATCH = [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)]
 

@@ -17,6 +17,8 @@ from harness import CdcProject
 from reference import Event, as_rows, scd1, scd2
 from scenarios import fails, run_count
 
+pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
+
 COLUMNS = ["name", "city"]
 DUMP = {"id": "integer", "name": "varchar", "city": "varchar", "lsn": "integer"}
 FEED = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer", "loaded": "integer"}

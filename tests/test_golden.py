@@ -23,7 +23,7 @@ from spec_data import (
     shuffled_split,
 )
 
-pytestmark = pytest.mark.spark  # SPEC 7.1 and 7.2 on Spark too
+pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]  # SPEC 7.1 and 7.2 on Spark and dbt v2 too
 
 
 def _setup(project: CdcProject, config: dict | None = None) -> None:

@@ -25,7 +25,7 @@ from scenarios import (
     snapshot_model,
 )
 
-pytestmark = pytest.mark.spark  # on Spark too
+pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]  # on Spark too
 
 # --- `--empty` changes nothing that exists ---------------------------------------------------------
 

@@ -10,7 +10,7 @@ import pytest
 from harness import CdcProject
 from scenarios import built_snapshots, fails, load_snapshot, snapshot_model
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]
 
 
 def _guarded(project: CdcProject, keys: int, **extra: Any) -> None:

@@ -5,6 +5,7 @@ the reference model gives for the whole set of events."""
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import pytest
@@ -20,6 +21,19 @@ COLUMNS = ["name", "city"]
 SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
+
+
+def with_examples(property_test: Any, examples: int) -> Any:
+    """A property test of these modules with `examples` random cases: for the tiers where each
+    case costs more (Spark, dbt v2). A copy of its body (same code), since hypothesis takes one
+    settings object per function."""
+    body = property_test.hypothesis.inner_test
+    copy = types.FunctionType(body.__code__, body.__globals__, body.__name__, body.__defaults__, body.__closure__)
+    copy.__annotations__ = body.__annotations__
+    tier_settings = settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
+    return given(data=st.data())(tier_settings(copy))
+
+
 MODES: dict[str, dict[str, Any]] = {
     "full_rows": {},
     "ignore_null_updates": {"ignore_null_updates": True},

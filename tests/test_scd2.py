@@ -13,7 +13,7 @@ from reference import Event, scd2, sort_rows
 from scenarios import CITY_EVENTS, CONFIG, EPOCH_CONFIG, EPOCH_EVENTS, MODEL, run_batches
 from spec_data import FEED_MODEL, USERS_CDF, USERS_COLUMNS, USERS_RUN, USERS_SCD2_CONFIG, shuffled_split
 
-pytestmark = pytest.mark.spark  # every case on Spark too
+pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]  # every case on Spark too
 
 SPEC_7_3 = sort_rows(spec_data.SPEC_7_3)
 SPEC_7_4 = sort_rows(spec_data.SPEC_7_4)

@@ -12,6 +12,8 @@ from harness import CdcProject
 from reference import as_rows, scd1, scd2, snapshot_events, sort_rows
 from scenarios import fails
 
+pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
+
 SNAPSHOT_A = [(1, "Oaxaca"), (2, "Monterrey"), (3, "Tijuana")]
 SNAPSHOT_B = [(2, "Carmel"), (3, "Los Angeles"), (4, "Death Valley"), (6, "Kings Canyon")]
 SPEC_7_5_SCD2 = sort_rows(

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 import test_property
 import test_property_snapshots
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from test_property import with_examples
 
 import spark_env
 from harness import CdcProject
@@ -49,12 +48,10 @@ ON_SPARK = pytest.mark.parametrize("project", ["spark"], indirect=True)
 
 # Random cases per property test and mode on Spark, where each case costs several runs of 2-4 s.
 SPARK_EXAMPLES = int(os.environ.get("AUTO_CDC_SPARK_EXAMPLES", "4"))
-SPARK_SETTINGS = settings(max_examples=SPARK_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def _on_spark(property_test: object) -> object:
-    """One of test_property.py's property tests, with SPARK_EXAMPLES cases (the same body)."""
-    return given(data=st.data())(SPARK_SETTINGS(property_test.hypothesis.inner_test))  # type: ignore[attr-defined]
+    return with_examples(property_test, SPARK_EXAMPLES)
 
 
 ON_SPARK_MODULE = pytest.mark.parametrize("module_project", ["spark"], indirect=True)

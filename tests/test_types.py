@@ -10,6 +10,8 @@ import pytest
 from harness import CdcProject
 from scenarios import MODEL, fails, snapshot_model
 
+pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
+
 # --- types without an equality operator ----------------------------------------------------------
 
 
