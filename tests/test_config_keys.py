@@ -89,14 +89,23 @@ def test_expression_that_does_not_compile_names_its_config(project: CdcProject, 
     fails(project, f"`{config}`", broken)
 
 
-@pytest.mark.parametrize("value", [-0.1, 1.5, "half"])
-def test_invalid_max_delete_fraction_fails(project: CdcProject, value: Any) -> None:
+@pytest.mark.parametrize(
+    ("config", "value"),
+    [
+        ("max_delete_fraction", -0.1),
+        ("max_delete_fraction", 1.5),
+        ("max_delete_fraction", "half"),
+        ("allow_empty_snapshots", "yes"),
+    ],
+)
+def test_invalid_snapshot_guard_configs_fail(project: CdcProject, config: str, value: Any) -> None:
     project.create_table("source", {"version": "bigint", "id": "integer", "city": "varchar"})
-    snapshot_model(project, "per_run", max_delete_fraction=value)
-    fails(project, "`max_delete_fraction`", model="users")
+    snapshot_model(project, "per_run", **{config: value})
+    fails(project, f"`{config}`", model="users")
 
 
-def test_snapshot_configs_on_auto_cdc_fail(project: CdcProject) -> None:
+@pytest.mark.parametrize(("config", "value"), [("max_delete_fraction", 0.2), ("allow_empty_snapshots", True)])
+def test_snapshot_configs_on_auto_cdc_fail(project: CdcProject, config: str, value: Any) -> None:
     project.create_table("events", EVENTS)
-    project.model("dim", MODEL, **CONFIG, max_delete_fraction=0.2)
-    fails(project, "`max_delete_fraction` only applies to auto_cdc_from_snapshot")
+    project.model("dim", MODEL, **CONFIG, **{config: value})
+    fails(project, f"`{config}` only applies to auto_cdc_from_snapshot")

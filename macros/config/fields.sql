@@ -45,6 +45,8 @@
       'snapshot_version_function': {'type': 'function', 'default': none, 'for': 'snapshot'},
       'max_delete_fraction': {'type': 'number', 'default': 0.5, 'for': 'snapshot', 'min': 0, 'max': 1, 'checked_on_both': true,
                               'message': "`max_delete_fraction` must be a number from 0 to 1 (1 turns the guard off), not '{value}'."},
+      'allow_empty_snapshots': {'type': 'boolean', 'default': false, 'for': 'snapshot', 'checked_on_both': true,
+                                'message': "`allow_empty_snapshots` must be true or false, not '{value}'."},
   }) }}
 {%- endmacro %}
 

@@ -31,7 +31,7 @@
   {%- set checkpoint_column = auto_cdc._resolve_one('checkpoint_column', values.checkpoint_column, source_columns, errors) -%}
   {%- set flows = auto_cdc._read_flows(flows, values, scd_type, sequence, columns, ctu_column, checkpoint_column, errors) if flows else [] -%}
   {%- set change_feed = auto_cdc._read_change_feed(fields, values, scd_type, sequence, columns.written_columns, errors) -%}
-  {%- for name in ['tombstone_retention', 'max_delete_fraction', 'on_schema_change'] -%}
+  {%- for name in ['tombstone_retention', 'max_delete_fraction', 'allow_empty_snapshots', 'on_schema_change'] -%}
     {%- do auto_cdc._check_field(fields[name], values[name], errors) -%}
   {%- endfor -%}
   {%- do auto_cdc._check_adapter_support({'change_feed': change_feed.enabled, 'flows': flows | length > 0,
@@ -75,6 +75,7 @@
       'system_column': system.column,
       'expressions': sequence.expressions + events.expressions + system.expressions,
       'max_delete_fraction': values.max_delete_fraction,
+      'allow_empty_snapshots': values.allow_empty_snapshots,
       'change_feed': change_feed.enabled,
       'change_feed_retention': change_feed.retention,
       'compared_as_text': source.compared_as_text,

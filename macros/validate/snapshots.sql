@@ -77,12 +77,17 @@
   {#- A snapshot that would delete more than `max_delete_fraction` of the keys present before it
       is far more often an empty or truncated extract than real deletes: fail before writing.
       Keys present before a version: the target's current rows for the first version applied,
-      else the previous snapshot's rows. Tables with fewer than 10 such keys are left alone. -#}
+      else the previous snapshot's rows. Tables with fewer than 10 such keys are left alone,
+      except from an empty snapshot (check_empty_snapshots). An empty version allowed by
+      `allow_empty_snapshots` is allowed whatever `max_delete_fraction` says. -#}
   {%- set fraction = cfg.max_delete_fraction -%}
+  {%- if not cfg.allow_empty_snapshots -%}
+    {%- do auto_cdc.check_empty_snapshots(cfg, batch, snapshots) -%}
+  {%- endif -%}
   {%- if fraction >= 1 -%}{{ return(none) }}{%- endif -%}
   {#- Only a version deleting more than fraction * 10 keys can trip the guard: count first. -#}
   {%- set most_query -%}
-    select coalesce(max(n), 0) from (select count(*) as n from {{ batch }} where __cdc_op = 'delete' group by __cdc_seq) as per_version
+    select coalesce(max(n), 0) from ({{ auto_cdc.deletes_per_version_sql(batch) }}) as per_version
   {%- endset -%}
   {%- set most = run_query(most_query).rows[0][0] -%}
   {%- if most <= fraction * 10 -%}{{ return(none) }}{%- endif -%}
@@ -97,7 +102,7 @@
       group by v.__cdc_rank
     ),
     deleted as (
-      select __cdc_seq, count(*) as n from {{ batch }} where __cdc_op = 'delete' group by __cdc_seq
+      {{ auto_cdc.deletes_per_version_sql(batch) }}
     ),
     checked as (
       select v.__cdc_rank, v.__cdc_version, d.n as deleted,
@@ -110,6 +115,9 @@
     )
     select __cdc_version, deleted, present from checked
     where present >= 10 and deleted > {{ fraction }} * present
+      {%- if cfg.allow_empty_snapshots %}
+      and exists (select 1 from {{ snapshots }} as s where s.__cdc_version = checked.__cdc_version)
+      {%- endif %}
     order by __cdc_rank
     limit 1
   {%- endset -%}
@@ -121,5 +129,32 @@
         ~ (100 * deleted / present) | round | int ~ "%), more than `max_delete_fraction` (" ~ fraction ~ ") allows. An empty or truncated"
         ~ " extract looks like this: fix the source. If the deletes are real, raise `max_delete_fraction` on the model for this run"
         ~ " (1 turns the guard off)."], 'a snapshot that looks truncated') -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro deletes_per_version_sql(batch) -%}
+  select __cdc_seq, count(*) as n from {{ batch }} where __cdc_op = 'delete' group by __cdc_seq
+{%- endmacro %}
+
+
+{% macro check_empty_snapshots(cfg, batch, snapshots) -%}
+  {#- A snapshot with no rows that would delete current rows is an extract that failed, or a
+      staging view built with `--empty` (limit 0), far more often than a source that emptied:
+      it fails before writing whatever the table's size, unless `allow_empty_snapshots`. An
+      empty version deletes every key present before it, so its deletes count those keys. -#}
+  {%- set query -%}
+    select d.__cdc_seq, d.n from ({{ auto_cdc.deletes_per_version_sql(batch) }}) as d
+    where not exists (select 1 from {{ snapshots }} as s where s.__cdc_version = d.__cdc_seq)
+    order by d.__cdc_seq
+    limit 1
+  {%- endset -%}
+  {%- set rows = run_query(query).rows -%}
+  {%- if rows | length > 0 -%}
+    {%- do auto_cdc.raise_bad_data(cfg.model_name, [
+        "the snapshot at version " ~ rows[0][0] ~ " has no rows and would delete all " ~ rows[0][1] ~ " keys present before it."
+        ~ " A failed or empty extract looks like this, and so does an upstream view built with `dbt run --empty` (it selects"
+        ~ " `limit 0` until it is built again): rebuild it (`dbt run -s +" ~ cfg.model_name ~ "`) or fix the source. If the source"
+        ~ " really is empty now, set `allow_empty_snapshots=true` on the model for this run."], 'an empty snapshot') -%}
   {%- endif -%}
 {%- endmacro %}
