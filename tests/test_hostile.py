@@ -136,6 +136,36 @@ def test_concurrent_runs_of_one_model_serialise_on_postgres(project: CdcProject)
     assert sorted(history) in ([(0,), (150,)], [(150,)])
 
 
+@pytest.mark.parametrize("project", ["postgres"], indirect=True)  # DuckDB allows one writer per file
+def test_concurrent_runs_are_stamped_in_commit_order_on_postgres(project: CdcProject) -> None:
+    """A run that waited for the lock is stamped after the commit of the run it waited for:
+    each run holds the lock 2 s past its stamp (a post-hook inside its transaction), so the
+    stamps of two runs that overlapped are at least 2 s apart, in run_id order, and the change
+    feed's `_committed_at` is its run's `applied_at`."""
+    project.create_table("events", V_EVENTS)
+    config = {"keys": "id", "sequence_by": "seq", "change_feed": True}
+    project.model("dim", "select * from {{ target.schema }}.events", **config)
+    project.replace_rows("events", [(1, "a", 1)])
+    project.run("dim")
+    hooks = {"pre_hook": "select pg_sleep(1)", "post_hook": "select pg_sleep(2)"}
+    project.model("dim", "select * from {{ target.schema }}.events", **config, **hooks)
+    project.replace_rows("events", [(1, "b", 2), (2, "c", 1)])
+    first, second = _dbt_run_process(project, "first"), _dbt_run_process(project, "second")
+    try:
+        outputs = [process.communicate(timeout=300)[0].decode() for process in (first, second)]
+    finally:
+        for process in (first, second):
+            process.kill()
+            process.wait()
+    assert first.returncode == 0 and second.returncode == 0, outputs
+    runs = project.query(f"select run_id, applied_at from {project.relation('dim__cdc_runs')} order by run_id")
+    assert [run_id for run_id, _ in runs] == [1, 2, 3]
+    assert (runs[2][1] - runs[1][1]).total_seconds() >= 2, runs
+    feed = project.relation("dim__cdc_changes")
+    stamps = project.query(f"select distinct _run_id, _committed_at from {feed} order by 1")
+    assert stamps == runs[:2]  # the third run found its events applied: no change
+
+
 @pytest.mark.parametrize("project", ["postgres"], indirect=True)  # needs a server outliving the client
 def test_killed_dbt_process_changes_nothing_on_postgres(project: CdcProject) -> None:
     """dbt killed (SIGKILL) after the writes, before the commit: PostgreSQL rolls the open

@@ -186,8 +186,18 @@
 {%- endmacro %}
 
 {% macro default__run_clock() -%}
-  {#- The run is one transaction, and current_timestamp is its start time. -#}
+  {#- The run is one transaction, and current_timestamp is its start time. DuckDB lets one
+      process write a database file at a time, so no run starts before another commits. -#}
   {{ return(dbt.current_timestamp()) }}
+{%- endmacro %}
+
+{% macro postgres__run_clock() -%}
+  {#- Read once, after lock_target: a run that waited for the lock started its transaction
+      before the run it waited for committed, so current_timestamp (the transaction's start)
+      would stamp it earlier than that commit. The clock read now is later than every commit
+      before this run's, so stamps follow commit order. -#}
+  {%- set now = run_query("select cast(clock_timestamp() as text)").rows[0][0] -%}
+  {{ return("cast(" ~ auto_cdc.string_literal(now) ~ " as timestamp with time zone)") }}
 {%- endmacro %}
 
 
