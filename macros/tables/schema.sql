@@ -32,6 +32,7 @@
   {%- for column in cfg.value_columns -%}
     {%- if column | lower not in target_names -%}{%- do new_columns.append(column) -%}{%- endif -%}
   {%- endfor -%}
+  {%- do auto_cdc.warn_unwritten_columns(cfg, target, target_columns, new_columns) -%}
 
   {#- Types first, on the columns the tables already have. -#}
   {%- set tables = [('target', target, target_columns)] -%}
@@ -52,7 +53,8 @@
     {%- for column in source_columns -%}
       {%- if column.name in new_columns -%}{%- do additions.append({'name': column.name, 'data_type': column.data_type}) -%}{%- endif -%}
     {%- endfor -%}
-    {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target, info=true) -%}
+    {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target
+               ~ " (NULL in the rows already there, until an event or snapshot writes them)", info=true) -%}
     {%- do writes.extend(auto_cdc.add_columns(target, additions)) -%}
     {%- do after.target.extend(additions) -%}
     {%- if cfg.scd_type != '1' and not cfg.history_from_open_rows -%}
@@ -70,6 +72,29 @@
     {%- do change.update({'ignored': new_columns}) -%}
   {%- endif -%}
   {{ return(change) }}
+{%- endmacro %}
+
+
+{% macro warn_unwritten_columns(cfg, target, target_columns, new_columns) -%}
+  {#- A target column the model no longer writes (the query stopped returning it, or a column list
+      left it out) keeps the values last written, and rows inserted from now on have NULL in it:
+      named in every run until the table is consistent again, since a renamed column looks
+      just like this (the old one frozen, the new one NULL where nothing wrote it yet). -#}
+  {%- set written = cfg.written_columns | map('lower') | list + ['__start_at', '__end_at', '__system_start_at', '__system_end_at'] -%}
+  {%- set unwritten = [] -%}
+  {%- for column in target_columns -%}
+    {%- if column.name | lower not in written -%}{%- do unwritten.append(column.name) -%}{%- endif -%}
+  {%- endfor -%}
+  {%- if not unwritten -%}{{ return(none) }}{%- endif -%}
+  {%- set rebuild = "rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "` ("
+      ~ ("it starts again from the current snapshot" if cfg.snapshot else "from the whole model query") ~ ")" -%}
+  {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': " ~ target ~ " has column(s) " ~ (unwritten | join(', '))
+      ~ " that the model no longer writes (the query does not return them, or a column list leaves them out): they keep the"
+      ~ " values last written, and rows inserted from now on (SCD2: new versions too) have NULL there."
+      ~ (" The new column(s) " ~ (new_columns | join(', ')) ~ " are NULL in the rows already there." if new_columns and cfg.on_schema_change == 'append_new_columns' else '')
+      ~ " A renamed column? Rename it in the model's tables before the model runs with the new name"
+      ~ " (`dbt run-operation auto_cdc.rename_column --args '{model: " ~ cfg.model_name ~ ", old: <old name>, new: <new name>}'`), or "
+      ~ rebuild ~ ". No longer needed? Drop it from " ~ target ~ ".") -%}
 {%- endmacro %}
 
 
