@@ -87,9 +87,9 @@ def invoke_dbt(command: list[str], callbacks: Sequence[Any] = ()) -> dbtRunnerRe
 
 def invoke_dbt_v2(
     v2: V2Target, args: Sequence[str], cwd: Path, env: dict[str, str] | None = None
-) -> tuple[bool, list[Any], str, list[str], str]:
+) -> tuple[bool, list[Any], str, list[str], str, list[str]]:
     """dbt v2's CLI in a process of its own, read from its JSON log lines: (success, the nodes'
-    results, the errors, the warnings, the invocation id). A result has a node (name,
+    results, the errors, the warnings, the invocation id, the macros' log lines). A result has a node (name,
     resource_type), a status and a message: for an auto_cdc model the metrics line it logs (v2
     reports no adapter response of a materialization: record/runs.sql, `report_result`)."""
     done = subprocess.run(
@@ -117,7 +117,8 @@ def invoke_dbt_v2(
         errors.append(done.stderr or done.stdout)
     warnings = [event["info"]["msg"] for event in events if event["info"]["level"] == "warn"]
     (invocation_id,) = {event["info"]["invocation_id"] for event in events}
-    return done.returncode == 0, results, "\n".join(errors), warnings, invocation_id
+    logs = [event["info"]["msg"] for event in events if event["info"]["name"] == "JinjaLogInfo"]
+    return done.returncode == 0, results, "\n".join(errors), warnings, invocation_id, logs
 
 
 # The package's limit for the names it derives (macros/_util/identifiers.sql), on every adapter.
@@ -142,6 +143,7 @@ class RunOutcome:
     warnings: list[str]
     invocation_id: str  # dbt's id of this invocation, as in run_results.json `metadata.invocation_id`
     project: CdcProject = field(repr=False)
+    logs: list[str] = field(default_factory=list, repr=False)  # what macros logged (`log(..., info=true)`)
 
     def result(self, node_name: str) -> Any:
         for result in self.results:
@@ -314,12 +316,15 @@ class CdcProject:
             return self._dbt_v2(args)
         command = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path), "--target", self.adapter]
         warnings: list[str] = []
+        logs: list[str] = []
         invocation_ids: set[str] = set()
 
         def collect(event: Any) -> None:
             invocation_ids.add(event.info.invocation_id)
             if event.info.level == "warn":
                 warnings.append(event.info.msg)
+            if event.info.name == "JinjaLogInfo":
+                logs.append(event.info.msg)
 
         result = invoke_dbt(command, callbacks=[collect])
         if self.adapter == "duckdb":
@@ -336,13 +341,14 @@ class CdcProject:
             warnings=warnings,
             invocation_id=invocation_id,
             project=self,
+            logs=logs,
         )
 
     def _dbt_v2(self, args: Sequence[str]) -> RunOutcome:
         assert self.v2 is not None
         args = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path), "--target", self.adapter]
-        success, results, error, warnings, invocation_id = invoke_dbt_v2(self.v2, args, self.path)
-        return RunOutcome(success, results, error, warnings, invocation_id, project=self)
+        success, results, error, warnings, invocation_id, logs = invoke_dbt_v2(self.v2, args, self.path)
+        return RunOutcome(success, results, error, warnings, invocation_id, project=self, logs=logs)
 
     def run(self, *select: str, full_refresh: bool = False, expect_success: bool = True) -> RunOutcome:
         args = ["run"]

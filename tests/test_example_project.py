@@ -37,7 +37,7 @@ class Example:
         os.environ["DBT_TARGET_PATH"] = str(self.tmp / "target")
         os.environ["DBT_LOG_PATH"] = str(self.tmp / "logs")
         if self.v2 is not None:
-            success, results, error, _, _ = invoke_dbt_v2(self.v2, [*args, *common], EXAMPLE)
+            success, results, error, _, _, _ = invoke_dbt_v2(self.v2, [*args, *common], EXAMPLE)
             assert success, error
             return results
         result = invoke_dbt([*args, *common])

@@ -122,8 +122,10 @@ def test_missing_helper_table_fails_until_a_full_refresh(project: CdcProject, mi
     built(project, scd_type)
     project.execute(f"drop table {project.relation(missing)}")
     fails(project, missing, "is missing", "--full-refresh")
-    project.run("dim", full_refresh=True)
+    rebuilt = project.run("dim", full_refresh=True)
     assert project.exists(missing)
+    said = "from every event the model query returns now: events it no longer returns are lost"
+    assert any(said in line for line in rebuilt.logs), rebuilt.logs
 
 
 def test_missing_target_with_state_fails(project: CdcProject) -> None:

@@ -195,6 +195,11 @@ def test_late_snapshot_in_version_column_is_skipped_with_a_warning(project: CdcP
     assert any("snapshot version(s) 2 arrived after a later version" in w for w in outcome.warnings)
     # Re-reading versions already applied is normal and says nothing.
     assert not project.run().warnings
+    # A full refresh applies the late version where it falls, and says so before it starts.
+    rebuilt = project.run(full_refresh=True)
+    said = "versions skipped before as late are applied where they fall"
+    assert any(said in line for line in rebuilt.logs), rebuilt.logs
+    assert project.rows("users") != before
 
 
 @pytest.mark.spark
@@ -255,8 +260,10 @@ def test_full_refresh_starts_versions_again_at_zero(project: CdcProject) -> None
     project.run()
     project.replace_rows("source", SNAPSHOT_B)
     project.run()
-    project.run(full_refresh=True)
+    rebuilt = project.run(full_refresh=True)
     assert project.rows("users") == sort_rows([(k, c, 0, None) for k, c in SNAPSHOT_B])
+    said = "from the current snapshot only, as version 0: the history of every earlier version is discarded"
+    assert any(said in line for line in rebuilt.logs), rebuilt.logs
 
 
 @pytest.mark.spark

@@ -100,7 +100,7 @@
   {%- set helpers_found = helpers | length - missing | length -%}
   {%- if should_full_refresh() -%}
     {%- if target is not none or helpers_found > 0 -%}
-      {%- do log("auto_cdc: " ~ model.name ~ ": full refresh: rebuilding " ~ relations[0] ~ " and its state from the whole model query", info=true) -%}
+      {%- do log("auto_cdc: " ~ model.name ~ ": full refresh: " ~ auto_cdc.full_refresh_effect(relations[0]), info=true) -%}
       {{ return('rebuild') }}
     {%- endif -%}
     {{ return('create') }}
@@ -124,6 +124,25 @@
     {%- if config.get('full_refresh') is sameas false %} This model sets `full_refresh: false`, which makes `--full-refresh` skip it: remove that setting for the rebuild.{% endif %}
   {%- endset -%}
   {%- do exceptions.raise_compiler_error(message | trim) -%}
+{%- endmacro %}
+
+
+{% macro full_refresh_effect(target) -%}
+  {#- What a rebuild keeps and what it loses, said before it starts: a full refresh can change
+      history, not only rebuild it. -#}
+  {%- if model.config.materialized != 'auto_cdc_from_snapshot' -%}
+    {{ return("rebuilding " ~ target ~ " and its state from every event the model query returns now: events it no longer returns are"
+              ~ " lost, and the table is what the events it returns give") }}
+  {%- endif -%}
+  {%- set way = auto_cdc.snapshot_version_source().way -%}
+  {%- if way == 'run' -%}
+    {{ return("rebuilding " ~ target ~ " from the current snapshot only, as version 0: the history of every earlier version is discarded") }}
+  {%- elif way == 'column' -%}
+    {{ return("rebuilding " ~ target ~ " from every snapshot version the model query returns now, in order: versions it no longer"
+              ~ " returns are lost, and versions skipped before as late are applied where they fall, so the history can differ from the one replaced") }}
+  {%- endif -%}
+  {{ return("rebuilding " ~ target ~ " from the versions `" ~ ('snapshot_version_query' if way == 'query' else 'snapshot_version_function')
+            ~ "` returns from the start (no last version): the history of versions it no longer returns is discarded") }}
 {%- endmacro %}
 
 
