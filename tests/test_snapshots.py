@@ -183,6 +183,15 @@ def _reference(series: dict[int, list[tuple]], scd_type: int) -> list[tuple]:
     return as_rows(scd1(events, ["city"]), ["city"]) if scd_type == 1 else scd2(events, ["city"])
 
 
+def test_warnings_fail_the_run_under_warn_error_before_anything_is_written(project: CdcProject) -> None:
+    """The package's warnings are dbt warnings: `--warn-error` (or `--warn-error-options`
+    naming JinjaLogWarning) turns a skipped late snapshot into a failed run, nothing written."""
+    _versioned(project, _tagged(1, SNAPSHOT_A) + _tagged(3, SNAPSHOT_B), {**BY_COLUMN, "stored_as_scd_type": 2})
+    project.run()
+    project.insert("source", _tagged(2, [(9, "Late")]))
+    fails(project, "snapshot version(s) 2 arrived after a later version", model="users", args=("--warn-error",))
+
+
 @pytest.mark.spark
 def test_late_snapshot_in_version_column_is_skipped_with_a_warning(project: CdcProject) -> None:
     _versioned(project, _tagged(1, SNAPSHOT_A) + _tagged(3, SNAPSHOT_B), {**BY_COLUMN, "stored_as_scd_type": 2})
