@@ -275,3 +275,26 @@ def test_a_consumer_of_a_model_made_anew_fails(project: CdcProject) -> None:
     outcome = project.run("consumer", expect_success=False)
     for fragment in ("last consumed run 2", "whose last run is 1", "--full-refresh -s consumer"):
         assert fragment in outcome.error, outcome.error
+
+
+def test_a_consumer_compiles_before_its_upstream_ever_ran_and_a_run_says_to_run_it(project: CdcProject) -> None:
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG, **FEED)
+    project.write("models/consumer.sql", CONSUMER)
+    project.replace_rows("events", [(1, "a", "U", 1)])
+    compiled = project.dbt("compile")
+    assert compiled.success, compiled.error
+    catalog = ("compile", "--write-catalog") if project.dbt_v2 else ("docs", "generate")
+    documented = project.dbt(*catalog)
+    assert documented.success, documented.error
+    outcome = project.run("consumer", expect_success=False)
+    for fragment in ("'dim' has change_feed=true but has not run yet", "dbt run -s dim", "dbt build -s +consumer"):
+        assert fragment in outcome.error, outcome.error
+    project.model("dim", MODEL, **CONFIG)
+    project.run("dim")
+    outcome = project.run("consumer", expect_success=False)
+    assert "configure 'dim' with change_feed=true" in outcome.error, outcome.error
+    project.model("dim", MODEL, **CONFIG, **FEED)  # records from its next run on
+    project.replace_rows("events", [(2, "b", "U", 1)])
+    project.run()
+    assert [row[:2] for row in project.rows("consumer")] == [(2, "insert")]

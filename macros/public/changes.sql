@@ -13,15 +13,20 @@
       Columns: the target's, then `_change_type` (insert, update_preimage, update_postimage,
       delete), `_run_id`, `_committed_at`. -#}
   {%- set feed = auto_cdc.change_feed_relation(model_relation) -%}
+  {%- set checked = execute -%}
   {%- if execute and auto_cdc.existing_relations([feed])[0] is none -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc.changes: model '" ~ model.name ~ "' reads the change feed of '" ~ model_relation.identifier
-        ~ "', but " ~ feed ~ " does not exist: configure '" ~ model_relation.identifier ~ "' with change_feed=true and run it first.") -%}
+    {#- `dbt compile` and `dbt docs generate` on a fresh database render the query unchecked:
+        the upstream model has not run yet. A run or a build fails instead of reading nothing. -#}
+    {%- set checked = false -%}
+    {%- if not auto_cdc._only_compiling() -%}
+      {%- do auto_cdc._missing_change_feed_error(model_relation, feed) -%}
+    {%- endif -%}
   {%- endif -%}
   {%- set since = since_run_id -%}
-  {%- if since is none and execute and is_incremental() -%}
+  {%- if since is none and checked and is_incremental() -%}
     {%- set since = run_query(auto_cdc.consumed_run_id_sql(this, run_id_column)).rows[0][0] | int -%}
   {%- endif -%}
-  {%- if execute and not auto_cdc.is_empty_run() -%}
+  {%- if checked and not auto_cdc.is_empty_run() -%}
     {%- do auto_cdc._check_nothing_unseen_is_gone(model_relation, feed, since) -%}
   {%- endif -%}
   select *
@@ -29,6 +34,27 @@
   {%- if since is not none %}
   where _run_id > {{ since }}
   {%- endif %}
+{%- endmacro %}
+
+
+{% macro _only_compiling() -%}
+  {#- dbt compile, dbt docs generate, dbt parse, dbt ls: the model is rendered, not run. -#}
+  {%- set which = flags.WHICH if flags is not none and flags.WHICH is not none else none -%}
+  {{ return(which in ['compile', 'generate', 'parse', 'list', 'ls']) }}
+{%- endmacro %}
+
+
+{% macro _missing_change_feed_error(model_relation, feed) -%}
+  {%- set upstream = model_relation.identifier -%}
+  {%- set configured = [] -%}
+  {%- for node in graph.nodes.values() if node.resource_type == 'model' and (node.alias or node.name) | lower == upstream | lower -%}
+    {%- if auto_cdc._node_config(node, 'change_feed') in [true, 'true'] -%}{%- do configured.append(node.name) -%}{%- endif -%}
+  {%- endfor -%}
+  {%- set advice = ("'" ~ upstream ~ "' has change_feed=true but has not run yet (or its change feed was dropped): run it first (`dbt run -s " ~ configured[0]
+                    ~ "`, or `dbt build -s +" ~ model.name ~ "`).") if configured
+                   else ("configure '" ~ upstream ~ "' with change_feed=true and run it first.") -%}
+  {%- do exceptions.raise_compiler_error("auto_cdc.changes: model '" ~ model.name ~ "' reads the change feed of '" ~ upstream
+      ~ "', but " ~ feed ~ " does not exist: " ~ advice) -%}
 {%- endmacro %}
 
 
