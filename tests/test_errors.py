@@ -108,6 +108,14 @@ def test_config_error_changes_nothing(project: CdcProject, case: str) -> None:
     fails(project, *fragments, "nothing was written")
 
 
+def test_an_unknown_scd_type_is_one_error(project: CdcProject) -> None:
+    """Not a follow-on error from another check that reads the type (`apply_as_truncates`)."""
+    _built(project)
+    project.model("dim", MODEL, **{**CONFIG, "stored_as_scd_type": 3, "apply_as_truncates": "op = 'T'"})
+    outcome = fails(project, "`stored_as_scd_type` is '3'")
+    assert "`apply_as_truncates`" not in outcome.error, outcome.error
+
+
 def test_several_config_errors_are_reported_together(project: CdcProject) -> None:
     _built(project)
     project.model("dim", MODEL, **{**CONFIG, "column_list": ["name"], "tombstone_retention": "soon"})
@@ -161,6 +169,15 @@ def test_bad_data_on_first_run_creates_nothing(project: CdcProject) -> None:
     assert project.snapshot(*project.cdc_tables("dim")) == {}
 
 
+@pytest.mark.parametrize(("scd_type", "advice"), [(1, "`apply_as_truncates`"), (2, "SCD2 cannot apply a truncate")])
+def test_a_truncate_row_without_truncates_is_named_as_one(project: CdcProject, scd_type: int, advice: str) -> None:
+    """A Debezium truncate ('t': no key, no values) in a model that does not apply truncates."""
+    project.create_table("events", CITY_EVENTS)
+    project.model("dim", MODEL, **CONFIG, stored_as_scd_type=scd_type)
+    project.replace_rows("events", [(1, "a", "x", "U", 1), (None, None, None, "t", 2)])
+    fails(project, "1 event(s) have a NULL in key column 'id'", "1 of them have no key and no value", advice)
+
+
 def test_on_schema_change_fail(project: CdcProject) -> None:
     project.create_table("events", CITY_EVENTS)
     project.model("dim", MODEL, **CONFIG, on_schema_change="fail")
@@ -184,3 +201,11 @@ def test_failing_model_query_changes_nothing(project: CdcProject) -> None:
     project.model("dim", f"select *, {boom} as boom from {{{{ target.schema }}}}.events", **CONFIG)
     assert not project.run("dim", expect_success=False).success
     assert project.snapshot(*project.cdc_tables("dim")) == before
+
+
+def test_as_of_on_an_scd1_target_says_so(project: CdcProject) -> None:
+    _built(project)
+    project.write("models/dim_as_of.sql", "select * from {{ auto_cdc.as_of(ref('dim'), 5) }}\n")
+    outcome = project.run("dim_as_of", expect_success=False)
+    for fragment in ("auto_cdc.as_of", "has no __START_AT/__END_AT history", "not an SCD2 or bitemporal target"):
+        assert fragment in outcome.error, outcome.error

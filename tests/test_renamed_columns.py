@@ -71,6 +71,7 @@ def test_rename_column_keeps_one_column_as_if_always_named_so(project: CdcProjec
     assert not [w for w in outcome.warnings if "no longer writes" in w]
     assert project.columns("dim") == project.columns("fresh")
     assert project.rows("dim") == project.rows("fresh")
+    assert project.columns("dim__cdc_state") == project.columns("fresh__cdc_state")  # no bookkeeping column left behind
     if CONFIGS[kind].get("change_feed") and project.adapter != "spark":
         changes = "select id, name, city, _change_type, _run_id from {} order by 1, 2, 3, 4, 5"
         assert project.query(changes.format(project.relation("dim__cdc_changes"))) == project.query(

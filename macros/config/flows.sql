@@ -86,7 +86,7 @@
   {%- if snapshots | length == flows | length -%}
     {%- do errors.append(where ~ " has no change feed beside it: a model of snapshots alone is materialized='auto_cdc_from_snapshot'.") -%}
   {%- endif -%}
-  {%- if scd_type != '1' -%}
+  {%- if scd_type in ['2', 'bitemporal'] -%}
     {%- do errors.append(where ~ ": a snapshot flow combines with change feeds only in stored_as_scd_type=1, not '" ~ scd_type ~ "'.") -%}
   {%- endif -%}
   {%- for other in ['ignore_null_updates', 'ignore_null_updates_column_list', 'ignore_null_updates_except_column_list'] if values[other] not in [none, false] -%}

@@ -104,7 +104,7 @@
   {%- for name in ['apply_as_deletes', 'apply_as_truncates'] if values[name] is not none -%}
     {%- do kinds.expressions.append((name, values[name])) -%}
   {%- endfor -%}
-  {%- if kinds.truncates_expr is not none and scd_type != '1' -%}
+  {%- if kinds.truncates_expr is not none and scd_type in ['2', 'bitemporal'] -%}
     {%- do errors.append("`apply_as_truncates` is only supported with stored_as_scd_type=1: remove it, or filter truncate events out of the model query.") -%}
   {%- endif -%}
   {{ return(kinds) }}

@@ -9,9 +9,14 @@
 
 {% macro default__as_of(relation, business_time, system_time) -%}
   {%- set bitemporal = system_time is not none -%}
-  {%- if execute and not bitemporal -%}
+  {%- if execute -%}
     {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
-    {%- set bitemporal = '__system_start_at' in columns -%}
+    {#- No columns: the relation does not exist yet (a compile on a fresh database). -#}
+    {%- if columns and '__start_at' not in columns -%}
+      {%- do exceptions.raise_compiler_error("auto_cdc.as_of: " ~ relation ~ " has no __START_AT/__END_AT history: it is not an SCD2 or"
+          ~ " bitemporal target (an SCD1 target holds only the current rows: select from it directly).") -%}
+    {%- endif -%}
+    {%- set bitemporal = bitemporal or '__system_start_at' in columns -%}
   {%- endif %}
   select * from {{ relation }}
   where {{ auto_cdc.valid_at('__START_AT', '__END_AT', business_time) }}

@@ -29,11 +29,13 @@
   {%- endif -%}
 
   {#- Each table's columns that hold `old`: the column itself, its per-column sequences (SCD1
-      partial updates) and its "event carried it" flag (SCD2 columns appended by a run). -#}
+      partial updates), and SCD2's "event wrote it" (partial updates) and "event carried it"
+      (columns appended by a run) flags. -#}
   {%- set renames = {old | lower: new} -%}
   {%- set old_prefix = auto_cdc.column_seq_prefix(old) -%}
   {%- set new_prefix = auto_cdc.column_seq_prefix(new) -%}
-  {%- do renames.update({auto_cdc.event_known(old): auto_cdc.event_known(new), old_prefix: new_prefix}) -%}
+  {%- do renames.update({auto_cdc.event_known(old): auto_cdc.event_known(new), auto_cdc.event_flag(old): auto_cdc.event_flag(new),
+                         old_prefix: new_prefix}) -%}
   {%- for part in range(1, 10) -%}{%- do renames.update({old_prefix ~ '_' ~ part: new_prefix ~ '_' ~ part}) -%}{%- endfor -%}
   {%- set state = auto_cdc.state_relations(target) -%}
   {%- set statements = [] -%}

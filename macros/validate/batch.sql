@@ -15,7 +15,10 @@
       coalesce(sum(case when __cdc_op = 'truncate' then 1 else 0 end), 0) as n_truncates
       {%- for key in keys %},
       coalesce(sum(case when __cdc_op <> 'truncate' and {{ auto_cdc.quote_identifier(key) }} is null then 1 else 0 end), 0) as null_key_{{ loop.index }}
-      {%- endfor %}
+      {%- endfor %},
+      {#- No key and no value: what a truncate event looks like (Debezium's op 't'). #}
+      coalesce(sum(case when __cdc_op <> 'truncate'
+        {%- for column in cfg.written_columns %} and {{ auto_cdc.quote_identifier(column) }} is null{% endfor %} then 1 else 0 end), 0) as blank_events
       {%- for name in seq_names %},
       coalesce(sum(case when {{ name }} is null then 1 else 0 end), 0) as null_seq_{{ loop.index }}
       {%- endfor %}
@@ -35,7 +38,8 @@
   {%- set errors = [] -%}
   {%- for key in keys -%}
     {%- if row['null_key_' ~ loop.index] > 0 -%}
-      {%- do errors.append(row['null_key_' ~ loop.index] ~ " event(s) have a NULL in key column '" ~ key ~ "' (upserts and deletes need a key): filter them out or fix them in the model query.") -%}
+      {%- do errors.append(row['null_key_' ~ loop.index] ~ " event(s) have a NULL in key column '" ~ key ~ "' (upserts and deletes need a key): filter them out or fix them in the model query."
+          ~ (auto_cdc._truncate_hint(cfg, row['blank_events']) if loop.first else '')) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- for label in cfg.sequence_labels -%}
@@ -166,4 +170,15 @@
     {{ return("`system_sequence_by` " ~ cfg.system_expr) }}
   {%- endif -%}
   {{ return("column '" ~ source_name ~ "'") }}
+{%- endmacro %}
+
+
+{% macro _truncate_hint(cfg, blank_events) -%}
+  {%- if blank_events == 0 -%}{{ return('') }}{%- endif -%}
+  {%- set hint = " " ~ blank_events ~ " of them have no key and no value, as a truncate event has (Debezium's op 't'): " -%}
+  {%- if cfg.scd_type == '1' -%}
+    {{ return(hint ~ "if they are truncates, say so with `apply_as_truncates` (e.g. apply_as_truncates=\"op = 't'\").") }}
+  {%- endif -%}
+  {{ return(hint ~ ("SCD2" if cfg.scd_type == '2' else "bitemporal") ~ " cannot apply a truncate (it would close every key's history at"
+            ~ " once): filter them out of the model query (e.g. `where op <> 't'`).") }}
 {%- endmacro %}
