@@ -63,7 +63,10 @@ def test_upstream_view_built_with_empty_writes_no_gap(project: CdcProject) -> No
     )
     assert project.dbt("run").success
     assert project.dbt("run", "--select", "+users", "--empty").success
-    fails(project, "version 1 has no rows", "delete all 3 keys", "dbt run -s +users", model="users")
+    if project.adapter == "spark":  # dbt-spark builds the view whole under --empty: nothing to refuse
+        assert project.run("users").metrics("users") == (0, 0)
+    else:
+        fails(project, "version 1 has no rows", "delete all 3 keys", "dbt run -s +users", model="users")
     assert project.dbt("run").success  # the view rebuilt: the snapshot is whole again
     history = project.query(
         project.dialect(f'select id, "__START_AT", "__END_AT" from {project.relation("users")} order by id')
