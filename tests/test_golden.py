@@ -90,10 +90,11 @@ def test_rerun_without_new_events_changes_nothing(project: CdcProject) -> None:
     assert project.snapshot("users", "users__cdc_state") == before
 
 
-# SCD type: (config, seed of the split, metrics of the full refresh, the SPEC table).
+# SCD type: (config, seed of the split, metrics of the full refresh, the SPEC table). A full
+# refresh upserts every row it builds and deletes every row of the table it replaces.
 FULL_REFRESH = {
-    1: (USERS_CONFIG, 7, (3, 0), SPEC_7_1),
-    2: (USERS_SCD2_CONFIG, 9, (7, 0), sort_rows(spec_data.SPEC_7_3)),
+    1: (USERS_CONFIG, 7, (3, 3), SPEC_7_1),
+    2: (USERS_SCD2_CONFIG, 9, (7, 7), sort_rows(spec_data.SPEC_7_3)),
 }
 
 

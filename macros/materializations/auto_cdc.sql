@@ -59,7 +59,7 @@
   {%- set arg_dict = {
       'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
       'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-      'fence': fence, 'full_refresh': rebuild, 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': feed,
+      'fence': fence, 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': feed,
       'previous_checkpoint': previous.checkpoint_value if previous and previous.checkpoint_column == cfg.checkpoint_column else none,
   } -%}
   {%- if not empty_run -%}{%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}{%- endif -%}

@@ -78,7 +78,7 @@
     {%- set arg_dict = {
         'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
         'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-        'fence': none if rebuild else auto_cdc.read_fence(existing, temps), 'full_refresh': rebuild, 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': feed,
+        'fence': none if rebuild else auto_cdc.read_fence(existing, temps), 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': feed,
         'previous_checkpoint': none,
     } -%}
     {%- if not empty_run -%}

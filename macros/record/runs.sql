@@ -11,17 +11,12 @@
 
 
 {% macro change_metrics(arg_dict) -%}
-  {#- The metrics the run recorded, read back from the changes it applied. A full refresh with a
-      change feed deletes every row of the old target there, so they count as deleted too:
-      metrics and change feed always agree. -#}
+  {#- The metrics the run recorded, read back from the changes it applied. A full refresh
+      replaces every row of the old target, so they count as deleted (with or without a change
+      feed, which records them as deletes): metrics and change feed always agree. -#}
   {%- set row = run_query(auto_cdc.change_counts_sql(arg_dict.changes)).rows[0] -%}
   {{ return({'n_events': arg_dict.shape.n_events, 'num_upserted_rows': row[0] | int,
-             'num_deleted_rows': row[1] | int + auto_cdc.replaced_rows(arg_dict.get('change_feed'))}) }}
-{%- endmacro %}
-
-
-{% macro replaced_rows(feed) -%}
-  {{ return(feed.replaced_rows if feed is not none else 0) }}
+             'num_deleted_rows': row[1] | int + arg_dict.replaced_rows}) }}
 {%- endmacro %}
 
 
@@ -42,7 +37,7 @@
     {{ 'true' if arg_dict.full_refresh else 'false' }},
     {{ arg_dict.shape.n_events }},
     counts.num_upserted_rows,
-    counts.num_deleted_rows + {{ auto_cdc.replaced_rows(arg_dict.get('change_feed')) }},
+    counts.num_deleted_rows + {{ arg_dict.replaced_rows }},
     {%- if checkpoint %}
     {{ auto_cdc.string_literal(checkpoint) }},
     coalesce(

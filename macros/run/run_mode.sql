@@ -127,6 +127,13 @@
 {%- endmacro %}
 
 
+{% macro replaced_rows(existing, mode) -%}
+  {#- How many rows the old target had that a full refresh replaces (read before any write):
+      a full refresh's metrics count them as deleted, its change feed records them so. -#}
+  {{ return(auto_cdc.row_count(existing[0]) | int if mode == 'rebuild' and existing[0] is not none else 0) }}
+{%- endmacro %}
+
+
 {% macro full_refresh_effect(target) -%}
   {#- What a rebuild keeps and what it loses, said before it starts: a full refresh can change
       history, not only rebuild it. -#}

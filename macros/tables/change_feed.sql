@@ -15,7 +15,7 @@
   {#- Before the tables stage, which drops the old target on a full refresh: its rows are
       recorded as deletes first, so consumers of the change feed see the rebuild as a delete
       of every old row and an insert of every new one. `existing`: existing_relations() of
-      [target, state, runs, ...]. Returns {relation, existed, run_id, replaced_rows, columns} or
+      [target, state, runs, ...]. Returns {relation, existed, run_id, columns} or
       none; `columns`: the change feed's columns as the run's writes leave it. -#}
   {%- if not cfg.change_feed -%}{{ return(none) }}{%- endif -%}
   {%- set relation = auto_cdc.change_feed_relation(target) -%}
@@ -25,7 +25,7 @@
   {%- endif -%}
   {%- if auto_cdc.is_empty_run() -%}
     {%- if found is none and mode != 'create' -%}{%- do auto_cdc._warn_change_feed_starts(relation, target) -%}{%- endif -%}
-    {{ return({'relation': relation, 'existed': found is not none, 'run_id': none, 'replaced_rows': 0, 'columns': []}) }}
+    {{ return({'relation': relation, 'existed': found is not none, 'run_id': none, 'columns': []}) }}
   {%- endif -%}
 
   {#- A change feed that missed changes (dropped, or off in the last run) skips one run id: a
@@ -41,15 +41,13 @@
   {%- endif -%}
   {%- set run_id = run_query(auto_cdc.next_run_id_sql(existing[2], found)).rows[0][0] | int + (1 if missed else 0) -%}
 
-  {%- set replaced_rows = 0 -%}
   {%- set columns = [] if found is none else auto_cdc.plain_columns(adapter.get_columns_in_relation(found)) -%}
   {%- if mode == 'rebuild' and found is not none -%}
     {%- set old_target = auto_cdc.plain_columns(adapter.get_columns_in_relation(existing[0])) -%}
     {%- set columns = auto_cdc.follow_in_change_feed(relation, columns, existing[0], old_target, writes) -%}
-    {%- set replaced_rows = auto_cdc.row_count(existing[0]) | int -%}
     {%- do writes.append(auto_cdc.record_replaced_rows_sql(relation, existing[0], old_target | map(attribute='name') | list, run_id, cfg.now)) -%}
   {%- endif -%}
-  {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'replaced_rows': replaced_rows, 'columns': columns}) }}
+  {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'columns': columns}) }}
 {%- endmacro %}
 
 
