@@ -73,7 +73,27 @@ def test_text_sequence_warns_that_it_orders_as_text(project: CdcProject) -> None
     project.model("dim", MODEL, keys=["id"], sequence_by="seq")
     project.replace_rows("events", [(1, "a", "50"), (1, "b", "150")])
     outcome = project.run("dim")
-    assert any("orders as text" in w and "`sequence_by`" in w for w in outcome.warnings), outcome.warnings
+    said = ("orders as text", "`sequence_by`", "widths 2 to 3")
+    assert any(all(part in w for part in said) for w in outcome.warnings), outcome.warnings
+    if project.adapter == "duckdb":
+        assert not any("character varying(256)" in w for w in outcome.warnings), outcome.warnings
     project.model("dim", MODEL, keys=["id"], sequence_by="cast(seq as integer)")
     assert not any("orders as text" in w for w in project.run("dim", full_refresh=True).warnings)
     assert project.rows("dim") == [(1, "b", "150")]
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_a_fixed_width_text_sequence_is_only_warned_about_when_its_width_changes(
+    project: CdcProject, scd_type: int
+) -> None:
+    """SQL Server's change_lsn as hex text: one width, so it orders correctly; no warning on any
+    run, until a batch of another width than the stored sequences arrives."""
+    project.create_table("events", {"id": "integer", "name": "varchar", "seq": "varchar"})
+    project.model("dim", MODEL, keys=["id"], sequence_by="seq", stored_as_scd_type=scd_type)
+    project.replace_rows("events", [(1, "a", "0x0000002A000001B80003"), (2, "b", "0x0000002A000001B80004")])
+    assert not any("orders as text" in w for w in project.run("dim").warnings)
+    project.replace_rows("events", [(1, "c", "0x0000002A000001C00001")])
+    assert not any("orders as text" in w for w in project.run("dim").warnings)
+    project.replace_rows("events", [(2, "d", "0x2B00000001")])
+    outcome = project.run("dim")
+    assert any("values of width 12, the stored ones of width 22" in w for w in outcome.warnings), outcome.warnings

@@ -116,7 +116,12 @@ def test_incompatible_type_change_fails_naming_the_column(project: CdcProject, s
         "select id, cast(v as {{ dbt.type_string() }}) || 'x' as v, seq from {{ target.schema }}.events",
         **config,
     )
-    fails(project, "column 'v'", "cast(", "--full-refresh")
+    outcome = fails(project, "column 'v'", "cast(", "--full-refresh")
+    assert outcome.error.count("is now of type") == 1, outcome.error  # one error, naming every table that holds it
+    if scd_type == 2:
+        assert "dim__cdc_state" in outcome.error, outcome.error
+    if project.adapter == "duckdb":
+        assert "VARCHAR" in outcome.error and "character varying(256)" not in outcome.error, outcome.error
 
 
 def test_widened_snapshot_versions_and_columns_are_widened(project: CdcProject) -> None:

@@ -67,7 +67,9 @@
 
 
 {% macro config_repr(value) -%}
-  {{ return('not set' if value is none else (("'" ~ value ~ "'") if value is string else value | string)) }}
+  {#- Text in quotes: double ones around SQL that has single quotes in it (op = 'D'). -#}
+  {%- set quote = '"' if value is string and "'" in value else "'" -%}
+  {{ return('not set' if value is none else ((quote ~ value ~ quote) if value is string else value | string)) }}
 {%- endmacro %}
 
 

@@ -31,7 +31,7 @@
   {%- do auto_cdc.read_batch(cfg, sql, temps, previous, source, empty_run) -%}
   {%- set shape = auto_cdc.validate_batch(cfg, temps.batch, previous) -%}
   {%- set batch_columns = adapter.get_columns_in_relation(temps.batch) -%}
-  {%- do auto_cdc.warn_text_sequence(cfg, batch_columns) -%}
+  {%- do auto_cdc.warn_text_sequence(cfg, batch_columns, temps.batch, none if rebuild else state.state) -%}
   {%- do auto_cdc.enforce_contract(cfg, temps.batch) -%}
 
   {#- 5. Tables: created when rebuilding; otherwise they follow the source's columns and types

@@ -42,7 +42,7 @@
                                    none if rebuild else state.versions, catch_up=not empty_run) -%}
     {%- do auto_cdc.validate_snapshots(cfg, temps) -%}
     {%- set snapshot_columns = adapter.get_columns_in_relation(temps.snapshots) -%}
-    {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns) -%}
+    {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns, temps.snapshots, none if rebuild else state.versions) -%}
     {%- do auto_cdc.enforce_contract(cfg, auto_cdc.snapshot_rows_as_batch(temps.snapshots)) -%}
     {#- 5. Tables: they follow the snapshots' columns and types. From here on the run collects its
            writes, built from what it has read, and applies them together (7. apply_writes). The

@@ -77,3 +77,16 @@
 {% macro default__alter_column_type(relation, column, data_type) -%}
   alter table {{ relation }} alter column {{ auto_cdc.quote_identifier(column) }} type {{ data_type }}
 {%- endmacro %}
+
+
+{% macro type_label(column) -%}
+  {#- A column's type as its database names it, for messages. -#}
+  {{ return(adapter.dispatch('type_label', 'auto_cdc')(column)) }}
+{%- endmacro %}
+
+{% macro default__type_label(column) -%}{{ return(column.data_type) }}{%- endmacro %}
+
+{% macro duckdb__type_label(column) -%}
+  {#- dbt-duckdb (and dbt v2) report VARCHAR as `character varying(256)`, a type DuckDB never had. -#}
+  {{ return(column.dtype if column.is_string() else column.data_type) }}
+{%- endmacro %}

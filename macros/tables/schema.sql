@@ -144,6 +144,7 @@
   {%- set statements = [] -%}
   {%- set errors = [] -%}
   {%- set sequence_widened = [] -%}
+  {%- set incompatible = {} -%}
   {%- set after = {} -%}
   {%- for kind, relation, columns in tables -%}
     {%- set holds = auto_cdc.held_columns(cfg, kind) -%}
@@ -155,10 +156,9 @@
         {%- set verdict = 'fits' if new is none else auto_cdc.type_change(column.data_type, new.data_type) -%}
         {%- set label = auto_cdc._source_label(cfg, source_name) -%}
         {%- if verdict == 'incompatible' -%}
-          {%- set message = label ~ " is now of type " ~ new.data_type ~ ", but " ~ relation ~ " holds " ~ column.data_type
-              ~ ", which cannot take it without converting or losing values. Cast it back in the model query (`cast(... as "
-              ~ column.data_type ~ ")`), or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`." -%}
-          {%- if message not in errors -%}{%- do errors.append(message) -%}{%- endif -%}
+          {#- One error per column and type, naming every table that holds it. -#}
+          {%- set found = incompatible.setdefault(label ~ '|' ~ column.data_type, {'label': label, 'new': new, 'stored': column, 'tables': []}) -%}
+          {%- do found.tables.append(relation | string) -%}
         {%- elif verdict != 'fits' -%}
           {%- do statements.append(auto_cdc.alter_column_type(relation, column.name, verdict.widen)) -%}
           {%- do kept[loop.index0].update({'data_type': verdict.widen}) -%}
@@ -169,6 +169,12 @@
       {%- endif -%}
     {%- endfor -%}
     {%- do after.update({kind: kept}) -%}
+  {%- endfor -%}
+  {%- for found in incompatible.values() -%}
+    {%- set stored_type = auto_cdc.type_label(found.stored) -%}
+    {%- do errors.append(found.label ~ " is now of type " ~ auto_cdc.type_label(found.new) ~ ", but " ~ (found.tables | join(' and '))
+        ~ (" hold " if found.tables | length > 1 else " holds ") ~ stored_type ~ ", which cannot take it without converting or losing values."
+        ~ " Cast it back in the model query (`cast(... as " ~ stored_type ~ ")`), or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
   {%- endfor -%}
   {%- if sequence_widened and cfg.scd_type != '1' and cfg.seq_parts > 1 -%}
     {%- do errors.append(sequence_widened[0] ~ " widened; with a `sequence_by` list, __START_AT and __END_AT hold the whole sequence in one value"

@@ -145,17 +145,48 @@
 {%- endmacro %}
 
 
-{% macro warn_text_sequence(cfg, source_columns) -%}
-  {#- Text orders character by character: '150' before '50', '9' after '10'. Said on every run,
-      since a sequence of numbers or timestamps kept as text is a silent wrong order. -#}
+{% macro warn_text_sequence(cfg, source_columns, batch, stored) -%}
+  {#- Text orders character by character: '150' before '50', '9' after '10'. Text of one width
+      (ISO-8601 timestamps, zero-padded numbers, SQL Server LSNs) orders correctly, so a run
+      warns unless every value of its batch has one width, the width a stored sequence has.
+      Checked so from the first run on, that stored width is every stored sequence's.
+      `batch`: the batch (snapshots); `stored`: the state (the processed versions), or none. -#}
   {%- set names = ['__cdc_version'] if cfg.snapshot else auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   {#- dbt's is_string() misses Spark's `string`. -#}
   {%- for column in source_columns if column.name in names and (column.is_string() or column.dtype | lower == 'string') -%}
-    {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': " ~ auto_cdc._source_label(cfg, column.name) ~ " is of type "
-        ~ column.data_type ~ " and orders as text: '150' before '50', '9' after '10'. If it holds numbers or timestamps, cast it ("
-        ~ ("e.g. sequence_by='cast(... as bigint)'" if not cfg.snapshot else "e.g. cast(version as bigint)")
-        ~ "); text of one fixed width (ISO-8601 timestamps, zero-padded numbers) orders correctly.") -%}
+    {%- set widths = run_query(auto_cdc.text_widths_sql(cfg, column.name, names.index(column.name), batch, stored)).rows[0] -%}
+    {%- set shortest, longest, stored_width = widths[0], widths[1], widths[2] -%}
+    {%- if shortest is not none and (shortest != longest or (stored_width is not none and stored_width != shortest)) -%}
+      {%- set seen = ("values of widths " ~ shortest ~ " to " ~ longest) if shortest != longest
+                     else ("values of width " ~ shortest ~ ", the stored ones of width " ~ stored_width) -%}
+      {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': " ~ auto_cdc._source_label(cfg, column.name) ~ " is of type "
+          ~ auto_cdc.type_label(column) ~ " and orders as text ('150' before '50', '9' after '10'), and this run has " ~ seen
+          ~ ". If it holds numbers or timestamps, cast it ("
+          ~ ("e.g. sequence_by='cast(... as bigint)'" if not cfg.snapshot else "e.g. cast(version as bigint)")
+          ~ "); text of one fixed width (ISO-8601 timestamps, zero-padded numbers) orders correctly and is not warned about.") -%}
+    {%- endif -%}
   {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro text_widths_sql(cfg, name, part, batch, stored) -%}
+  {#- The shortest and longest value of a batch column, and the width of one stored sequence. -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- if cfg.snapshot -%}
+    {%- set stored_value = 'version' -%}
+  {%- elif cfg.scd_type == '1' -%}
+    {%- set stored_value = 'coalesce(' ~ auto_cdc.seq_names('__cdc_upsert_seq', n)[part] ~ ', ' ~ auto_cdc.seq_names('__cdc_delete_seq', n)[part] ~ ')' -%}
+  {%- else -%}
+    {%- set stored_value = auto_cdc.seq_names('__cdc_seq', n)[part] -%}
+  {%- endif -%}
+  select
+    (select min(length({{ name }})) from {{ batch }}),
+    (select max(length({{ name }})) from {{ batch }}),
+    {%- if stored is none %}
+    cast(null as integer)
+    {%- else %}
+    (select length({{ stored_value }}) from {{ stored }} where {{ stored_value }} is not null limit 1)
+    {%- endif %}
 {%- endmacro %}
 
 
