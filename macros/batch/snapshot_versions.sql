@@ -176,7 +176,7 @@
   {%- set registered = run_query("select count(*) from duckdb_functions() where function_name = 'auto_cdc_next_snapshot'").rows[0][0] -%}
   {%- if registered == 0 -%}
     {%- do auto_cdc.version_error(model.name, "`snapshot_version_function` needs the auto_cdc plugin: add `plugins: [{module: auto_cdc.plugin}]` "
-        ~ "to this target in profiles.yml (and `pip install dbt-auto-cdc`)") -%}
+        ~ "to this target in profiles.yml (and install the dbt-auto-cdc Python package: README, 'Use it in your project')") -%}
   {%- endif -%}
   {%- set query -%}
     select auto_cdc_next_snapshot({{ auto_cdc.string_literal(function) }},
