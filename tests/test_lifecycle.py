@@ -212,7 +212,10 @@ def test_snapshot_version_mode_change_fails(project: CdcProject) -> None:
 
 
 DRIFT_WARNS: dict[str, tuple[dict[str, Any], str]] = {
-    "deletes": ({"apply_as_deletes": "op in ('D', 'X')"}, "`apply_as_deletes` changed from \"op = 'D'\" to \"op in ('D', 'X')\""),
+    "deletes": (
+        {"apply_as_deletes": "op in ('D', 'X')"},
+        "`apply_as_deletes` changed from \"op = 'D'\" to \"op in ('D', 'X')\"",
+    ),
     "checkpoint": ({"checkpoint_column": "seq"}, "`checkpoint_column` changed"),
     "partial_updates": ({"ignore_null_updates": True}, "`ignore_null_updates` changed"),
     "track_history": ({"track_history_column_list": ["name"]}, "`track_history_column_list` changed"),

@@ -275,7 +275,8 @@ def test_sequence_by_list_gives_an_ordered_period_type(project: CdcProject) -> N
         assert starts == [("(1,9)",), ("(1,10)",), ("(2,1)",)]
     # as_of takes a value of the first part, the others open-ended: the rows once every event of it applied.
     for epoch, expected in [(1, [("late",)]), (2, []), (0, [])]:
-        project.write("models/dim_as_of.sql", f"select name from ({{{{ auto_cdc.as_of(ref('dim'), {epoch}) }}}}) as r\n")
+        as_of = f"{{{{ auto_cdc.as_of(ref('dim'), {epoch}) }}}}"
+        project.write("models/dim_as_of.sql", f"select name from ({as_of}) as r\n")
         project.run("dim_as_of")
         assert project.rows("dim_as_of") == expected, epoch
     project.replace_rows("events", [(1, "again", "U", 3, 0)])
