@@ -28,7 +28,7 @@ def test_snapshot_that_deletes_most_keys_fails(project: CdcProject) -> None:
 def test_empty_snapshot_fails_whatever_the_size_and_the_fraction(project: CdcProject, keys: int) -> None:
     _guarded(project, keys, max_delete_fraction=1)
     load_snapshot(project, 0, [], replace=True)
-    fails(project, "version 1 has no rows", f"delete all {keys} keys", "`allow_empty_snapshots=true`", model="users")
+    fails(project, "version 1 has no rows", f"delete all {keys} keys", "`allow_empty_snapshots: true`", model="users")
 
 
 def test_empty_snapshot_applies_when_allowed(project: CdcProject) -> None:

@@ -325,6 +325,8 @@ def test_config_from_yaml_meta_and_dbt_project(project: CdcProject) -> None:
     )
     run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)], [(2, None, None, "D", 2)])
     assert project.rows("dim") == [(1, "a", "x")]
+    # Configs under `meta` are read without a warning (dbt warns when config.get asks for one).
+    assert project.dbt("run", "--select", "dim", "--warn-error").success
     project.add_column("events", "zip", "varchar")
     outcome = project.run("dim", expect_success=False)
     assert "on_schema_change='fail'" in outcome.error

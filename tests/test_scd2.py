@@ -276,9 +276,9 @@ def test_sequence_by_list_gives_an_ordered_period_type(project: CdcProject) -> N
     # as_of takes a value of the first part, the others open-ended: the rows once every event of it applied.
     for epoch, expected in [(1, [("late",)]), (2, []), (0, [])]:
         as_of = f"{{{{ auto_cdc.as_of(ref('dim'), {epoch}) }}}}"
-        project.write("models/dim_as_of.sql", f"select name from ({as_of}) as r\n")
-        project.run("dim_as_of")
-        assert project.rows("dim_as_of") == expected, epoch
+        project.write(f"models/dim_as_of_{epoch}.sql", f"select name from ({as_of}) as r\n")
+        project.run(f"dim_as_of_{epoch}")
+        assert project.rows(f"dim_as_of_{epoch}") == expected, epoch
     project.replace_rows("events", [(1, "again", "U", 3, 0)])
     project.run("dim")
     current = project.query(f"select name from {dim} where {end} is null")

@@ -252,7 +252,7 @@ def test_empty_snapshot_deletes_every_key_and_keys_come_back(project: CdcProject
     project.insert("source", SNAPSHOT_A)
     project.run()
     project.replace_rows("source", [])
-    fails(project, "has no rows", "`allow_empty_snapshots=true`", model="users")  # unless allowed
+    fails(project, "has no rows", "`allow_empty_snapshots: true`", model="users")  # unless allowed
     project.model("users", SOURCE, **PER_RUN, stored_as_scd_type=2, allow_empty_snapshots=True)
     assert project.run().metrics("users") == (3, 0)  # three rows closed
     project.replace_rows("source", [(1, "Oaxaca")])

@@ -116,17 +116,18 @@
   {#- Top-level config first, then the same key under `meta`. dbt v2 takes a package's configs
       only under `meta` (a top-level one is an error there) and warns unless config.meta_get
       reads them (dbt-core has it only since a 1.10 patch release); dbt's own (on_schema_change)
-      stay at the top level, where config.get finds them without a warning. -#}
+      stay at the top level, where config.get finds them without a warning. dbt-core (with
+      dbt-common 1.39) warns too when config.get asks for a key that is only under `meta`: a
+      key found there is looked up at the top level on the node's config, which does not warn. -#}
   {%- if auto_cdc.dbt_v2() -%}
     {%- set value = config.meta_get(name) -%}
     {%- if value is none -%}
       {%- set value = config.get(name) -%}
     {%- endif -%}
   {%- else -%}
-    {%- set value = config.get(name) -%}
-    {%- if value is none -%}
-      {%- set value = (config.get('meta') or {}).get(name) -%}
-    {%- endif -%}
+    {%- set in_meta = (config.get('meta') or {}).get(name) -%}
+    {%- set value = config.get(name) if in_meta is none else model.config.get(name) -%}
+    {%- if value is none -%}{%- set value = in_meta -%}{%- endif -%}
   {%- endif -%}
   {{ return(default if value is none else value) }}
 {%- endmacro %}

@@ -91,7 +91,7 @@
   {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': " ~ target ~ " has column(s) " ~ (unwritten | join(', '))
       ~ " that the model no longer writes (the query does not return them, or a column list leaves them out): they keep the"
       ~ " values last written, and rows inserted from now on (SCD2: new versions too) have NULL there."
-      ~ (" The new column(s) " ~ (new_columns | join(', ')) ~ " are NULL in the rows already there." if new_columns and cfg.on_schema_change == 'append_new_columns' else '')
+      ~ (" The new column(s) " ~ (new_columns | join(', ')) ~ " are NULL in the rows already there that no event of this run writes." if new_columns and cfg.on_schema_change == 'append_new_columns' else '')
       ~ " A renamed column? Rename it in the model's tables before the model runs with the new name"
       ~ " (`dbt run-operation auto_cdc.rename_column --args '{model: " ~ cfg.model_name ~ ", old: <old name>, new: <new name>}'`), or "
       ~ rebuild ~ ". No longer needed? Drop it from " ~ target ~ ".") -%}

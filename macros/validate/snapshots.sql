@@ -155,6 +155,6 @@
         "the snapshot at version " ~ rows[0][0] ~ " has no rows and would delete all " ~ rows[0][1] ~ " keys present before it."
         ~ " A failed or empty extract looks like this, and so does an upstream view built with `dbt run --empty` (it selects"
         ~ " `limit 0` until it is built again): rebuild it (`dbt run -s +" ~ cfg.model_name ~ "`) or fix the source. If the source"
-        ~ " really is empty now, set `allow_empty_snapshots=true` on the model for this run."], 'an empty snapshot') -%}
+        ~ " really is empty now, set `allow_empty_snapshots: true` on the model (under `meta`, or as a config) for this run."], 'an empty snapshot') -%}
   {%- endif -%}
 {%- endmacro %}
