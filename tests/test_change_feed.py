@@ -130,7 +130,24 @@ def test_full_refresh_is_recorded_as_deletes_and_inserts_and_run_ids_grow(projec
     assert ids == [1, 2, 3, 4]
     assert _replay_all(project) == Counter(project.rows("dim"))
     runs = project.relation(derived_name("dim", "__cdc_runs"))
-    assert project.query(f"select run_id from {runs} order by run_id") == [(3,), (4,)]
+    # With a change feed the run history is kept through the rebuild, which it records.
+    history = project.query(f"select run_id, full_refresh from {runs} order by run_id")
+    assert history == [(1, True), (2, False), (3, True), (4, False)]  # a first run is a build too
+
+
+def test_a_consumer_reads_on_past_a_full_refresh_after_a_quiet_run(project: CdcProject) -> None:
+    """Run 2 changes nothing (no change rows); the full refresh keeps the run history that says
+    so, and the consumer reads on instead of failing for a gap that is not one."""
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG, **FEED)
+    project.write("models/consumer.sql", CONSUMER)
+    project.replace_rows("events", [(1, "a", "U", 1)])
+    project.run()
+    project.run("dim")  # nothing new: a quiet run
+    project.run("dim", full_refresh=True)
+    project.replace_rows("events", [(1, "a", "U", 1), (2, "b", "U", 1)])
+    project.run()
+    assert sorted(project.rows("consumer")) == [(1, "delete", 3), (1, "insert", 1), (1, "insert", 3), (2, "insert", 4)]
 
 
 def test_empty_run_writes_no_change(project: CdcProject) -> None:

@@ -43,7 +43,7 @@
   {%- set known_columns = [] -%}
   {%- set target_columns = [] -%}
   {%- if rebuild and (not empty_run or mode == 'create') -%}
-    {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing, writes) -%}
+    {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing, writes, feed) -%}
     {%- set target_columns = auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if feed else [] -%}
   {%- elif not rebuild and not empty_run -%}
     {%- set schema = auto_cdc.reconcile_schema(cfg, target_relation, batch_columns, state, writes) -%}

@@ -60,7 +60,7 @@
     {%- set feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, previous, writes) -%}
     {%- set known_columns = [] -%}
     {%- if rebuild -%}
-      {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing, writes) -%}
+      {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing, writes, feed) -%}
       {%- do writes.append(auto_cdc.create_versions_table_sql(state.versions, temps.read_versions)) -%}
     {%- elif cfg.history_from_open_rows -%}
       {#- SCD2 keeps no events: the open rows never carried the columns this run appends. -#}

@@ -3,15 +3,27 @@
     snapshots the processed versions), empty; under a contract the target has the contract's
     DDL and constraints. -#}
 
-{% macro rebuild_tables(cfg, batch, target, state, existing, writes) -%}
+{% macro rebuild_tables(cfg, batch, target, state, existing, writes, feed=none) -%}
   {#- First run or full refresh: drop whatever of the model's tables exists (`existing`, none
       for the missing ones), then create them empty, typed after the batch. Among the run's
-      writes, so a failure later in the run keeps the old tables. -#}
+      writes, so a failure later in the run keeps the old tables. With a change feed the run
+      history's rows are kept (their ids, times and counts): a consumer checks that every run
+      since it last read either is in the change feed or changed nothing (changes()). -#}
+  {%- set old_runs = existing[2] if feed is not none and feed.existed else none -%}
+  {%- set kept = state.runs.incorporate(path={'identifier': auto_cdc.derived_name(target.identifier, '__cdc_runs_kept')}) -%}
+  {%- set columns = ['run_id', 'invocation_id', 'applied_at', 'full_refresh', 'num_events', 'num_upserted_rows', 'num_deleted_rows'] -%}
+  {%- if old_runs is not none -%}
+    {%- do writes.extend([auto_cdc.drop_relation_sql(kept),
+                          'create table ' ~ kept ~ ' ' ~ auto_cdc.table_options() ~ ' as select ' ~ (columns | join(', ')) ~ ' from ' ~ old_runs]) -%}
+  {%- endif -%}
   {%- for relation in existing if relation is not none -%}
     {%- do writes.append(auto_cdc.drop_relation_sql(relation)) -%}
   {%- endfor -%}
   {%- do writes.append(auto_cdc.drop_sequence_type(cfg)) -%}
   {%- do writes.extend(auto_cdc.create_state_tables_sql(cfg, batch, target, state)) -%}
+  {%- if old_runs is not none -%}
+    {%- do writes.extend([auto_cdc.append_rows_sql(state.runs, columns, 'select * from ' ~ kept), auto_cdc.drop_relation_sql(kept)]) -%}
+  {%- endif -%}
 {%- endmacro %}
 
 
