@@ -185,7 +185,8 @@
     {%- if stored is none %}
     cast(null as integer)
     {%- else %}
-    (select length({{ stored_value }}) from {{ stored }} where {{ stored_value }} is not null limit 1)
+    {#- Cast: a sequence that was not text before (a type change, failed later) has no length. #}
+    (select length(cast({{ stored_value }} as {{ dbt.type_string() }})) from {{ stored }} where {{ stored_value }} is not null limit 1)
     {%- endif %}
 {%- endmacro %}
 
