@@ -31,18 +31,22 @@
   {#- Each table's columns that hold `old`: the column itself, its per-column sequences (SCD1
       partial updates), and SCD2's "event wrote it" (partial updates) and "event carried it"
       (columns appended by a run) flags. -#}
-  {%- set renames = {old | lower: new} -%}
+  {%- set renames = {old | lower: new, auto_cdc.event_known(old): auto_cdc.event_known(new), auto_cdc.event_flag(old): auto_cdc.event_flag(new)} -%}
   {%- set old_prefix = auto_cdc.column_seq_prefix(old) -%}
   {%- set new_prefix = auto_cdc.column_seq_prefix(new) -%}
-  {%- do renames.update({auto_cdc.event_known(old): auto_cdc.event_known(new), auto_cdc.event_flag(old): auto_cdc.event_flag(new),
-                         old_prefix: new_prefix}) -%}
-  {%- for part in range(1, 10) -%}{%- do renames.update({old_prefix ~ '_' ~ part: new_prefix ~ '_' ~ part}) -%}{%- endfor -%}
   {%- set state = auto_cdc.state_relations(target) -%}
   {%- set statements = [] -%}
   {%- for relation in [target, state.state, auto_cdc.change_feed_relation(target)] -%}
     {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is not none -%}
-      {%- for column in adapter.get_columns_in_relation(relation) if column.name | lower in renames -%}
-        {%- do statements.append(auto_cdc.rename_column_sql(relation, column.name, renames[column.name | lower])) -%}
+      {%- for column in adapter.get_columns_in_relation(relation) -%}
+        {%- set name = column.name | lower -%}
+        {#- A per-column sequence: the prefix, or prefix_<part> for a `sequence_by` list. -#}
+        {%- set part = name[old_prefix | length:] -%}
+        {%- if name in renames -%}
+          {%- do statements.append(auto_cdc.rename_column_sql(relation, column.name, renames[name])) -%}
+        {%- elif name.startswith(old_prefix) and (part == '' or (part.startswith('_') and part[1:].isdigit())) -%}
+          {%- do statements.append(auto_cdc.rename_column_sql(relation, column.name, new_prefix ~ part)) -%}
+        {%- endif -%}
       {%- endfor -%}
     {%- endif -%}
   {%- endfor -%}
