@@ -12,19 +12,10 @@
 {%- endmacro %}
 
 
-{% macro max_identifier_length() -%}
-  {{ return(adapter.dispatch('max_identifier_length', 'auto_cdc')()) }}
-{%- endmacro %}
-
-{% macro default__max_identifier_length() -%}
-  {{ return(63) }}
-{%- endmacro %}
-
-
 {% macro derived_name(base, suffix) -%}
   {#- `base ~ suffix`, shortened with a hash of the full name when it would be too long. -#}
   {%- set full = base ~ suffix -%}
-  {%- set limit = auto_cdc.max_identifier_length() -%}
+  {%- set limit = auto_cdc.capabilities().max_identifier_length -%}
   {%- if full | length <= limit -%}
     {{ return(full) }}
   {%- endif -%}

@@ -84,36 +84,12 @@
       ~ adapter.type() ~ " yet; combine the parts into one orderable column in the model query.") -%}
 {%- endmacro %}
 
-{% macro duckdb__seq_value(parts, cfg) -%}
-  {#- A STRUCT: DuckDB orders structs field by field. -#}
-  {#- No sequence (an open __END_AT) must be NULL, not a struct of NULLs. -#}
-  case when {{ parts[0] }} is not null then struct_pack(
-    {%- for part in parts %}{{ auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) }} := {{ part }}{{ ', ' if not loop.last }}{% endfor -%}
-  ) end
-{%- endmacro %}
-
-{% macro postgres__seq_value(parts, cfg) -%}
-  {#- A composite type made for this model: PostgreSQL orders composites field by field. -#}
-  case when {{ parts[0] }} is not null then row({{ parts | join(', ') }})::{{ cfg.seq_type }} end
-{%- endmacro %}
-
 
 {% macro create_sequence_type(cfg, batch) -%}
   {{ return(adapter.dispatch('create_sequence_type', 'auto_cdc')(cfg, batch)) }}
 {%- endmacro %}
 
 {% macro default__create_sequence_type(cfg, batch) -%}
-{%- endmacro %}
-
-{% macro postgres__create_sequence_type(cfg, batch) -%}
-  {%- if cfg.seq_parts == 1 -%}{{ return('') }}{%- endif -%}
-  {%- set types = {} -%}
-  {%- for column in adapter.get_columns_in_relation(batch) -%}{%- do types.update({column.name: column.data_type}) -%}{%- endfor -%}
-  {%- set fields = [] -%}
-  {%- for part in auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
-    {%- do fields.append(auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) ~ ' ' ~ types[part]) -%}
-  {%- endfor -%}
-  create type {{ cfg.seq_type }} as ({{ fields | join(', ') }})
 {%- endmacro %}
 
 
@@ -124,6 +100,3 @@
 {% macro default__drop_sequence_type(cfg) -%}
 {%- endmacro %}
 
-{% macro postgres__drop_sequence_type(cfg) -%}
-  drop type if exists {{ cfg.seq_type }} cascade
-{%- endmacro %}

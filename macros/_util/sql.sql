@@ -80,14 +80,10 @@
 
 {% macro default__create_key_index(relation, columns, unique) -%}
   {#- An index on the keys keeps every apply proportional to the batch, not the table. -#}
+  {%- if not auto_cdc.capabilities().indexes -%}{{ return('') }}{%- endif -%}
   {%- set name = auto_cdc.derived_name(relation.identifier, '__cdc_key') -%}
   create {{ 'unique' if unique }} index {{ auto_cdc.quote_identifier(name) }}
     on {{ relation }} ({{ auto_cdc.quoted_list(columns) }})
-{%- endmacro %}
-
-{% macro duckdb__create_key_index(relation, columns, unique) -%}
-  {#- DuckDB joins by hashing and prunes with zone maps; an ART index would only slow
-      every update and adds no speed to set-based joins. -#}
 {%- endmacro %}
 
 
@@ -97,11 +93,9 @@
 
 {% macro default__create_tombstone_index(state_relation, upsert_column) -%}
   {#- Lets each run find expired tombstones without scanning the whole state. -#}
+  {%- if not auto_cdc.capabilities().indexes -%}{{ return('') }}{%- endif -%}
   create index {{ auto_cdc.quote_identifier(auto_cdc.derived_name(state_relation.identifier, '__cdc_tomb')) }}
     on {{ state_relation }} (__cdc_deleted_at) where {{ upsert_column }} is null
-{%- endmacro %}
-
-{% macro duckdb__create_tombstone_index(state_relation, upsert_column) -%}
 {%- endmacro %}
 
 
@@ -112,13 +106,6 @@
 {% macro default__analyze_sql(relation, columns) -%}
 {%- endmacro %}
 
-{% macro postgres__analyze_sql(relation, columns) -%}
-  {#- Temp tables get no statistics by themselves; without them the planner guesses the batch
-      size and may scan the whole target instead of using the key index. Only the columns the
-      next statements join or filter on (`columns`): statistics on every column cost 2-3x more. -#}
-  analyze {{ relation }} ({{ auto_cdc.quoted_list(columns) }})
-{%- endmacro %}
-
 
 {% macro prepare_session() -%}
   {{ return(adapter.dispatch('prepare_session', 'auto_cdc')()) }}
@@ -127,34 +114,17 @@
 {% macro default__prepare_session() -%}
 {%- endmacro %}
 
-{% macro postgres__prepare_session() -%}
-  {#- For this transaction only. With the default random_page_cost (4, tuned for spinning
-      disks) PostgreSQL prefers a full scan of a large target over a few thousand key lookups,
-      making the run's cost follow the table instead of the batch: lower it to 1.1 (a common SSD
-      setting), never raising a lower value the user chose. JIT compilation, which the planner
-      starts for any statement it estimates as large, costs more than it saves on statements
-      that each run for well under a second (measured: 20-100 ms per snapshot comparison). -#}
-  {% call statement('auto_cdc_prepare_session') -%}
-    select set_config('random_page_cost', least(current_setting('random_page_cost')::float8, 1.1)::text, true),
-           set_config('jit', 'off', true)
-  {%- endcall %}
-{%- endmacro %}
-
 
 {% macro lock_target(relation) -%}
   {{ return(adapter.dispatch('lock_target', 'auto_cdc')(relation)) }}
 {%- endmacro %}
 
 {% macro default__lock_target(relation) -%}
-  {#- DuckDB allows a single writer per database file: nothing to do. -#}
-{%- endmacro %}
-
-{% macro postgres__lock_target(relation) -%}
-  {#- Serialise runs of the same model: a second run waits here until the first commits, then
-      reads the state the first one left. The lock ends with the transaction. -#}
-  {% call statement('auto_cdc_lock') -%}
-    select pg_advisory_xact_lock(hashtext({{ auto_cdc.string_literal(relation | string) }}))
-  {%- endcall %}
+  {#- Nothing to take where the engine lets one writer in at a time, or where read_fence
+      detects a concurrent run instead. -#}
+  {%- if auto_cdc.capabilities().concurrency not in ['single_writer', 'fence'] -%}
+    {%- do auto_cdc.missing_hook('lock_target', "concurrency '" ~ auto_cdc.capabilities().concurrency ~ "'") -%}
+  {%- endif -%}
 {%- endmacro %}
 
 

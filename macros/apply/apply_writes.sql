@@ -32,15 +32,6 @@
   {%- do auto_cdc.run_statements(statements) -%}
 {%- endmacro %}
 
-{% macro duckdb__apply_writes(statements) -%}
-  {#- One script, one round trip. Under dbt v2 each statement call takes a connection of its own
-      (no session, no transaction across calls): the script opens and commits its own
-      transaction, which DuckDB runs on one connection, so the writes are applied together or
-      not at all there too. -#}
-  {%- set script = ['begin transaction'] + statements + ['commit'] if auto_cdc.dbt_v2() else statements -%}
-  {% call statement('auto_cdc_writes') %}{{ script | join('\n;\n') }}{% endcall %}
-{%- endmacro %}
-
 
 {% macro note_fence_sql(fence) -%}
   {#- The first of a run's writes when it has a fence (read_fence): what its tables are before it

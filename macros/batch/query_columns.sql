@@ -23,26 +23,11 @@
 {%- endmacro %}
 
 {% macro default__columns_compared_as_text(relation) -%}
-  {#- Every DuckDB type has equality (its JSON is text). -#}
+  {#- None where `=` is exact on every type (DuckDB's JSON, for one, is text). -#}
+  {%- if not auto_cdc.capabilities().compares_every_type -%}
+    {%- do auto_cdc.missing_hook('columns_compared_as_text', 'compares_every_type false') -%}
+  {%- endif -%}
   {{ return({}) }}
-{%- endmacro %}
-
-{% macro postgres__columns_compared_as_text(relation) -%}
-  {#- Types without an equality operator (json, xml, point, ...), the geometric types whose `=`
-      compares areas or lengths (box, lseg), composite and extension types (whose `=` may be
-      missing or loose), and arrays and domains of them: compared through their text form,
-      which is exact for all of them. Returns {column: its type}. -#}
-  {%- set found = run_query(
-      "select a.attname, format_type(a.atttypid, a.atttypmod) from pg_attribute as a
-       join pg_type as t on t.oid = a.atttypid
-       join pg_type as b on b.oid = case when t.typcategory = 'A' then t.typelem
-                                         when t.typtype = 'd' then t.typbasetype else t.oid end
-       where a.attrelid = " ~ auto_cdc.string_literal(relation | string) ~ "::regclass and a.attnum > 0 and not a.attisdropped
-         and (b.typname in ('json', 'xml', 'point', 'line', 'lseg', 'box', 'path', 'polygon', 'circle')
-              or b.typtype = 'c' or (b.typtype = 'b' and b.oid >= 16384))") -%}
-  {%- set types = {} -%}
-  {%- for row in found.rows -%}{%- do types.update({row[0]: row[1]}) -%}{%- endfor -%}
-  {{ return(types) }}
 {%- endmacro %}
 
 

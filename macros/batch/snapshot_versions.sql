@@ -169,23 +169,6 @@
   {%- do auto_cdc.version_error(model.name, "`snapshot_version_function` is not available on " ~ adapter.type()) -%}
 {%- endmacro %}
 
-{% macro duckdb__call_snapshot_function(function, temps) -%}
-  {#- The auto_cdc plugin registers `auto_cdc_next_snapshot(function, last version as text, its
-      type)`; it returns NULL when the function has no further snapshot, else JSON with the
-      version as a SQL literal and a query that reads the snapshot. -#}
-  {%- set registered = run_query("select count(*) from duckdb_functions() where function_name = 'auto_cdc_next_snapshot'").rows[0][0] -%}
-  {%- if registered == 0 -%}
-    {%- do auto_cdc.version_error(model.name, "`snapshot_version_function` needs the auto_cdc plugin: add `plugins: [{module: auto_cdc.plugin}]` "
-        ~ "to this target in profiles.yml (and install the dbt-auto-cdc Python package: README, 'Use it in your project')") -%}
-  {%- endif -%}
-  {%- set query -%}
-    select auto_cdc_next_snapshot({{ auto_cdc.string_literal(function) }},
-      (select cast(version as varchar) from {{ temps.last_version }}), (select typeof(version) from {{ temps.last_version }}))
-  {%- endset -%}
-  {%- set result = run_query(query).rows[0][0] -%}
-  {{ return(none if result is none else fromjson(result)) }}
-{%- endmacro %}
-
 
 {% macro read_snapshots(cfg, versions, temps, sql, processed, catch_up=true) -%}
   {#- Reads every snapshot this run applies into `temps.snapshots`, and their versions into

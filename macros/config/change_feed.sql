@@ -15,7 +15,7 @@
     {%- for column in written_columns if column | lower in ['_change_type', '_run_id', '_committed_at'] -%}
       {%- do errors.append("the target writes a column named '" ~ column ~ "', which `change_feed` adds to each change: rename it in the model query, or leave it out (`except_column_list`).") -%}
     {%- endfor -%}
-    {%- if scd_type != '1' and sequence.exprs | length > 1 and auto_cdc.rebuild_drops_sequence_type() -%}
+    {%- if scd_type != '1' and sequence.exprs | length > 1 and auto_cdc.capabilities().rebuild_drops_sequence_type -%}
       {%- do errors.append("`change_feed` with a `sequence_by` list on an SCD2 target is not supported on PostgreSQL yet (a full refresh would drop the change feed's __START_AT/__END_AT): use one sequence expression, or turn `change_feed` off.") -%}
     {%- endif -%}
   {%- endif -%}
@@ -23,13 +23,4 @@
 {%- endmacro %}
 
 
-{% macro rebuild_drops_sequence_type() -%}
-  {#- Does a full refresh drop the composite type a `sequence_by` list gives __START_AT/__END_AT
-      (and with it, by CASCADE, those columns wherever else they are used)? -#}
-  {{ return(adapter.dispatch('rebuild_drops_sequence_type', 'auto_cdc')()) }}
-{%- endmacro %}
 
-{% macro default__rebuild_drops_sequence_type() -%}{{ return(false) }}{%- endmacro %}
-
-{#- PostgreSQL: the sequence's composite type is dropped with CASCADE and created again. -#}
-{% macro postgres__rebuild_drops_sequence_type() -%}{{ return(true) }}{%- endmacro %}

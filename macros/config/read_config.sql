@@ -171,7 +171,7 @@
   {#- `used`: {feature: whether the model uses it (file_format: a format other than iceberg)}. A
       feature not tested on this adapter fails here, before anything is written, instead of
       running untested. -#}
-  {%- for feature in auto_cdc.untested_features() if used[feature] -%}
+  {%- for feature in auto_cdc.capabilities().untested_features if used[feature] -%}
     {%- set value = " '" ~ config.get('file_format') ~ "'" if feature == 'file_format' else '' -%}
     {%- do errors.append("`" ~ feature ~ "`" ~ value ~ " is not supported on " ~ adapter.type() ~ " yet (it is not tested there; README, \"Spark\"): leave it out of this model's config.") -%}
   {%- endfor -%}
@@ -186,23 +186,11 @@
 {%- endmacro %}
 
 {% macro default__run_clock() -%}
-  {#- The run is one transaction, and current_timestamp is its start time. DuckDB lets one
-      process write a database file at a time, so no run starts before another commits. -#}
+  {#- 'transaction_start': the run is one transaction, and no run starts before another
+      commits (one writer at a time), so the transaction's start orders runs. -#}
+  {%- if auto_cdc.capabilities().run_clock != 'transaction_start' -%}
+    {%- do auto_cdc.missing_hook('run_clock', "run_clock '" ~ auto_cdc.capabilities().run_clock ~ "'") -%}
+  {%- endif -%}
   {{ return(dbt.current_timestamp()) }}
 {%- endmacro %}
 
-{% macro postgres__run_clock() -%}
-  {#- Read once, after lock_target: a run that waited for the lock started its transaction
-      before the run it waited for committed, so current_timestamp (the transaction's start)
-      would stamp it earlier than that commit. The clock read now is later than every commit
-      before this run's, so stamps follow commit order. -#}
-  {%- set now = run_query("select cast(clock_timestamp() as text)").rows[0][0] -%}
-  {{ return("cast(" ~ auto_cdc.string_literal(now) ~ " as timestamp with time zone)") }}
-{%- endmacro %}
-
-
-{% macro untested_features() -%}
-  {{ return(adapter.dispatch('untested_features', 'auto_cdc')()) }}
-{%- endmacro %}
-
-{% macro default__untested_features() -%}{{ return([]) }}{%- endmacro %}

@@ -17,7 +17,7 @@
   {%- set way, name = given[0] -%}
   {%- set value = auto_cdc._config_value(name) -%}
   {%- set problem = none -%}
-  {%- if way == 'function' and not auto_cdc.supports_snapshot_functions() -%}
+  {%- if way == 'function' and not auto_cdc.capabilities().snapshot_functions -%}
     {%- set problem = "`snapshot_version_function` needs the auto_cdc.plugin of dbt-duckdb and is not available on "
         ~ ("dbt v2, which runs no dbt-duckdb plugins" if auto_cdc.dbt_v2() else adapter.type())
         ~ ". Use `snapshot_version_column` (the model query returns every snapshot with its version) or `snapshot_version_query`"
@@ -34,13 +34,4 @@
 {%- endmacro %}
 
 
-{% macro supports_snapshot_functions() -%}
-  {{ return(adapter.dispatch('supports_snapshot_functions', 'auto_cdc')()) }}
-{%- endmacro %}
 
-{% macro default__supports_snapshot_functions() -%}{{ return(false) }}{%- endmacro %}
-
-{% macro duckdb__supports_snapshot_functions() -%}
-  {#- The function is a Python callable registered by dbt-duckdb's plugin: dbt v2 has neither. -#}
-  {{ return(not auto_cdc.dbt_v2()) }}
-{%- endmacro %}

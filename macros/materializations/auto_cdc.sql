@@ -2,6 +2,7 @@
     This file only orchestrates, stage by stage; the SQL comes from the macros it calls. -#}
 
 {% materialization auto_cdc, default %}
+  {%- do auto_cdc.check_adapter() -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set state = auto_cdc.state_relations(target_relation) -%}
   {%- set temps = auto_cdc.temp_relations(target_relation) -%}

@@ -3,6 +3,7 @@
     the same apply as auto_cdc writes. This file only orchestrates, stage by stage. -#}
 
 {% materialization auto_cdc_from_snapshot, default %}
+  {%- do auto_cdc.check_adapter() -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set state = auto_cdc.state_relations(target_relation) -%}
   {%- set temps = auto_cdc.temp_relations(target_relation) -%}

@@ -68,12 +68,3 @@
   {{ return(name.strip('"`')) }}
 {%- endmacro %}
 
-{% macro postgres__first_sequence_field(relation, data_type) -%}
-  {#- The model's composite sequence type (state_relations().seq_type): its first attribute. -#}
-  {%- set seq_type = auto_cdc.state_relations(relation).seq_type -%}
-  {%- set query -%}
-    select attname from pg_attribute
-    where attrelid = (select typrelid from pg_type where oid = to_regtype({{ auto_cdc.string_literal(seq_type) }})) and attnum = 1
-  {%- endset -%}
-  {{ return(run_query(query).rows[0][0]) }}
-{%- endmacro %}

@@ -8,6 +8,7 @@
       sequences) and the change feed, in one transaction where the adapter has them. Run it,
       then run the model with the query that returns `new`. Keys cannot be renamed this way (the
       state is keyed by them: `--full-refresh`). -#}
+  {%- do auto_cdc.check_adapter() -%}
   {%- set node = auto_cdc._model_node(model) -%}
   {%- set target = api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias or node.name, type='table') -%}
   {%- set where = "auto_cdc.rename_column: model '" ~ model ~ "': " -%}

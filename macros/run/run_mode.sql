@@ -69,6 +69,9 @@
 {%- endmacro %}
 
 {% macro default__read_fence(relations, temps) -%}
+  {%- if not auto_cdc.capabilities().transactions -%}
+    {%- do auto_cdc.missing_hook('read_fence', 'transactions false') -%}
+  {%- endif -%}
   {{ return(none) }}
 {%- endmacro %}
 

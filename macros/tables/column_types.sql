@@ -35,7 +35,7 @@
     {%- set whole = [s.size - s.scale, i_whole] | max -%}
     {%- set scale = [s.scale, i_scale] | max -%}
     {%- if whole == s.size - s.scale and scale == s.scale -%}{{ return('fits') }}{%- endif -%}
-    {%- if whole + scale > auto_cdc.max_decimal_precision() -%}{{ return('incompatible') }}{%- endif -%}
+    {%- if whole + scale > auto_cdc.capabilities().max_decimal_precision -%}{{ return('incompatible') }}{%- endif -%}
     {{ return({'widen': s.name ~ '(' ~ (whole + scale) ~ ',' ~ scale ~ ')'}) }}
   {%- endif -%}
   {{ return('incompatible') }}
@@ -61,15 +61,6 @@
 {%- endmacro %}
 
 
-{% macro max_decimal_precision() -%}
-  {{ return(adapter.dispatch('max_decimal_precision', 'auto_cdc')()) }}
-{%- endmacro %}
-
-{% macro default__max_decimal_precision() -%}{{ return(38) }}{%- endmacro %}
-
-{% macro postgres__max_decimal_precision() -%}{{ return(1000) }}{%- endmacro %}
-
-
 {% macro alter_column_type(relation, column, data_type) -%}
   {{ return(adapter.dispatch('alter_column_type', 'auto_cdc')(relation, column, data_type)) }}
 {%- endmacro %}
@@ -86,7 +77,3 @@
 
 {% macro default__type_label(column) -%}{{ return(column.data_type) }}{%- endmacro %}
 
-{% macro duckdb__type_label(column) -%}
-  {#- dbt-duckdb (and dbt v2) report VARCHAR as `character varying(256)`, a type DuckDB never had. -#}
-  {{ return(column.dtype if column.is_string() else column.data_type) }}
-{%- endmacro %}

@@ -163,11 +163,7 @@
 {%- endmacro %}
 
 {% macro default__column_type_of(relation, expr) -%}
-  {{ return(run_query(auto_cdc.type_probe_sql(relation, 'typeof(' ~ expr ~ ')')).rows[0][0]) }}
-{%- endmacro %}
-
-{% macro postgres__column_type_of(relation, expr) -%}
-  {{ return(run_query(auto_cdc.type_probe_sql(relation, 'pg_typeof(' ~ expr ~ ')::text')).rows[0][0]) }}
+  {{ return(run_query(auto_cdc.type_probe_sql(relation, auto_cdc.capabilities().type_of | replace('{}', expr))).rows[0][0]) }}
 {%- endmacro %}
 
 

@@ -84,10 +84,6 @@
   {%- do exceptions.raise_compiler_error(message) -%}
 {%- endmacro %}
 
-{% macro duckdb__failing_query_sql(message) -%}
-  select error({{ auto_cdc.string_literal(message) }})
-{%- endmacro %}
-
 
 {% macro conflicting_events(cfg, batch_relation) -%}
   {#- Two events for one key and sequence (bitemporal: and system sequence) are one event when

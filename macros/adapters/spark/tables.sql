@@ -5,7 +5,7 @@
     concurrent runs of one model never share one. -#}
 
 {% macro spark__table_options() -%}
-  {#- Iceberg only: other formats fail when the configuration is read (spark__untested_features). -#}
+  {#- Iceberg only: other formats fail when the configuration is read (spark__capabilities). -#}
   {%- set properties = {'format-version': '2', 'write.merge.mode': 'merge-on-read',
                         'write.update.mode': 'merge-on-read', 'write.delete.mode': 'merge-on-read'} -%}
   {%- do properties.update(config.get('tblproperties') or {}) -%}
@@ -50,14 +50,6 @@
 {%- endmacro %}
 
 
-{#- Iceberg has no indexes (and a MERGE prunes files only by partition: each scans its table). -#}
-{% macro spark__create_key_index(relation, columns, unique) -%}
-{%- endmacro %}
-
-{% macro spark__create_tombstone_index(state_relation, upsert_column) -%}
-{%- endmacro %}
-
-
 {% macro spark__relation_types(schema_relation) -%}
   {#- Not dbt-spark's `show table extended`, which cannot describe Iceberg tables in the session
       catalog: two metastore listings (names are lower case in the metastore). -#}
@@ -71,11 +63,19 @@
 {%- endmacro %}
 
 
-{% macro spark__untested_features() -%}
-  {#- Not yet tested on Spark: each fails the run before anything is written (README, "Spark").
-      A file_format other than iceberg: the concurrency check and the tombstone scan read
-      Iceberg's metadata tables. -#}
-  {{ return(['change_feed', 'flows', 'contract', 'file_format']) }}
+{% macro spark__capabilities() -%}
+  {#- No transactions: the run history row, written last, is each run's commit point, and
+      read_fence detects a concurrent run. Iceberg has no indexes (a MERGE prunes files only by
+      partition: each scans its table). Not yet tested on Spark, so refused before anything is
+      written (README, "Spark"): the change feed, flows, contracts, and a file_format other than
+      iceberg (the concurrency check and the tombstone scan read Iceberg's metadata tables). -#}
+  {{ return({
+      'transactions': false, 'concurrency': 'fence', 'run_clock': 'run_start',
+      'compares_every_type': true, 'type_of': 'typeof({})', 'indexes': false,
+      'max_identifier_length': 63, 'max_decimal_precision': 38,
+      'snapshot_functions': false, 'rebuild_drops_sequence_type': false,
+      'untested_features': ['change_feed', 'flows', 'contract', 'file_format'],
+  }) }}
 {%- endmacro %}
 
 

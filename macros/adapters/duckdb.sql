@@ -1,0 +1,75 @@
+{#- DuckDB: every `duckdb__` variant of the package's dispatched macros, in one place. The
+    stage each belongs to is named above it; its default (and what it does) is beside the
+    dispatching macro there. -#}
+
+
+{#- _util/sequence.sql -#}
+{% macro duckdb__seq_value(parts, cfg) -%}
+  {#- A STRUCT: DuckDB orders structs field by field. -#}
+  {#- No sequence (an open __END_AT) must be NULL, not a struct of NULLs. -#}
+  case when {{ parts[0] }} is not null then struct_pack(
+    {%- for part in parts %}{{ auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) }} := {{ part }}{{ ', ' if not loop.last }}{% endfor -%}
+  ) end
+{%- endmacro %}
+
+
+
+{#- apply/apply_writes.sql -#}
+{% macro duckdb__apply_writes(statements) -%}
+  {#- One script, one round trip. Under dbt v2 each statement call takes a connection of its own
+      (no session, no transaction across calls): the script opens and commits its own
+      transaction, which DuckDB runs on one connection, so the writes are applied together or
+      not at all there too. -#}
+  {%- set script = ['begin transaction'] + statements + ['commit'] if auto_cdc.dbt_v2() else statements -%}
+  {% call statement('auto_cdc_writes') %}{{ script | join('\n;\n') }}{% endcall %}
+{%- endmacro %}
+
+
+{#- batch/snapshot_versions.sql -#}
+{% macro duckdb__call_snapshot_function(function, temps) -%}
+  {#- The auto_cdc plugin registers `auto_cdc_next_snapshot(function, last version as text, its
+      type)`; it returns NULL when the function has no further snapshot, else JSON with the
+      version as a SQL literal and a query that reads the snapshot. -#}
+  {%- set registered = run_query("select count(*) from duckdb_functions() where function_name = 'auto_cdc_next_snapshot'").rows[0][0] -%}
+  {%- if registered == 0 -%}
+    {%- do auto_cdc.version_error(model.name, "`snapshot_version_function` needs the auto_cdc plugin: add `plugins: [{module: auto_cdc.plugin}]` "
+        ~ "to this target in profiles.yml (and install the dbt-auto-cdc Python package: README, 'Use it in your project')") -%}
+  {%- endif -%}
+  {%- set query -%}
+    select auto_cdc_next_snapshot({{ auto_cdc.string_literal(function) }},
+      (select cast(version as varchar) from {{ temps.last_version }}), (select typeof(version) from {{ temps.last_version }}))
+  {%- endset -%}
+  {%- set result = run_query(query).rows[0][0] -%}
+  {{ return(none if result is none else fromjson(result)) }}
+{%- endmacro %}
+
+
+
+{#- tables/column_types.sql -#}
+{% macro duckdb__type_label(column) -%}
+  {#- dbt-duckdb (and dbt v2) report VARCHAR as `character varying(256)`, a type DuckDB never had. -#}
+  {{ return(column.dtype if column.is_string() else column.data_type) }}
+{%- endmacro %}
+
+
+{#- validate/batch.sql -#}
+{% macro duckdb__failing_query_sql(message) -%}
+  select error({{ auto_cdc.string_literal(message) }})
+{%- endmacro %}
+
+
+{#- adapters/capabilities.sql -#}
+{% macro duckdb__capabilities() -%}
+  {#- One process writes a database file at a time, and a run is one transaction, whose
+      current_timestamp is its start. No indexes: DuckDB joins by hashing and prunes with zone
+      maps; an ART index would only slow every update and adds no speed to set-based joins.
+      Snapshot functions are Python callables registered by dbt-duckdb's plugin: dbt v2 has
+      neither. -#}
+  {{ return({
+      'transactions': true, 'concurrency': 'single_writer', 'run_clock': 'transaction_start',
+      'compares_every_type': true, 'type_of': 'typeof({})', 'indexes': false,
+      'max_identifier_length': 63, 'max_decimal_precision': 38,
+      'snapshot_functions': not auto_cdc.dbt_v2(), 'rebuild_drops_sequence_type': false,
+      'untested_features': [],
+  }) }}
+{%- endmacro %}

@@ -1,0 +1,113 @@
+{#- PostgreSQL: every `postgres__` variant of the package's dispatched macros, in one place. The
+    stage each belongs to is named above it; its default (and what it does) is beside the
+    dispatching macro there. -#}
+
+
+{#- _util/sequence.sql -#}
+{% macro postgres__seq_value(parts, cfg) -%}
+  {#- A composite type made for this model: PostgreSQL orders composites field by field. -#}
+  case when {{ parts[0] }} is not null then row({{ parts | join(', ') }})::{{ cfg.seq_type }} end
+{%- endmacro %}
+
+{% macro postgres__create_sequence_type(cfg, batch) -%}
+  {%- if cfg.seq_parts == 1 -%}{{ return('') }}{%- endif -%}
+  {%- set types = {} -%}
+  {%- for column in adapter.get_columns_in_relation(batch) -%}{%- do types.update({column.name: column.data_type}) -%}{%- endfor -%}
+  {%- set fields = [] -%}
+  {%- for part in auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
+    {%- do fields.append(auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) ~ ' ' ~ types[part]) -%}
+  {%- endfor -%}
+  create type {{ cfg.seq_type }} as ({{ fields | join(', ') }})
+{%- endmacro %}
+
+{% macro postgres__drop_sequence_type(cfg) -%}
+  drop type if exists {{ cfg.seq_type }} cascade
+{%- endmacro %}
+
+
+{#- _util/sql.sql -#}
+{% macro postgres__analyze_sql(relation, columns) -%}
+  {#- Temp tables get no statistics by themselves; without them the planner guesses the batch
+      size and may scan the whole target instead of using the key index. Only the columns the
+      next statements join or filter on (`columns`): statistics on every column cost 2-3x more. -#}
+  analyze {{ relation }} ({{ auto_cdc.quoted_list(columns) }})
+{%- endmacro %}
+
+{% macro postgres__prepare_session() -%}
+  {#- For this transaction only. With the default random_page_cost (4, tuned for spinning
+      disks) PostgreSQL prefers a full scan of a large target over a few thousand key lookups,
+      making the run's cost follow the table instead of the batch: lower it to 1.1 (a common SSD
+      setting), never raising a lower value the user chose. JIT compilation, which the planner
+      starts for any statement it estimates as large, costs more than it saves on statements
+      that each run for well under a second (measured: 20-100 ms per snapshot comparison). -#}
+  {% call statement('auto_cdc_prepare_session') -%}
+    select set_config('random_page_cost', least(current_setting('random_page_cost')::float8, 1.1)::text, true),
+           set_config('jit', 'off', true)
+  {%- endcall %}
+{%- endmacro %}
+
+{% macro postgres__lock_target(relation) -%}
+  {#- Serialise runs of the same model: a second run waits here until the first commits, then
+      reads the state the first one left. The lock ends with the transaction. -#}
+  {% call statement('auto_cdc_lock') -%}
+    select pg_advisory_xact_lock(hashtext({{ auto_cdc.string_literal(relation | string) }}))
+  {%- endcall %}
+{%- endmacro %}
+
+
+{#- batch/query_columns.sql -#}
+{% macro postgres__columns_compared_as_text(relation) -%}
+  {#- Types without an equality operator (json, xml, point, ...), the geometric types whose `=`
+      compares areas or lengths (box, lseg), composite and extension types (whose `=` may be
+      missing or loose), and arrays and domains of them: compared through their text form,
+      which is exact for all of them. Returns {column: its type}. -#}
+  {%- set found = run_query(
+      "select a.attname, format_type(a.atttypid, a.atttypmod) from pg_attribute as a
+       join pg_type as t on t.oid = a.atttypid
+       join pg_type as b on b.oid = case when t.typcategory = 'A' then t.typelem
+                                         when t.typtype = 'd' then t.typbasetype else t.oid end
+       where a.attrelid = " ~ auto_cdc.string_literal(relation | string) ~ "::regclass and a.attnum > 0 and not a.attisdropped
+         and (b.typname in ('json', 'xml', 'point', 'line', 'lseg', 'box', 'path', 'polygon', 'circle')
+              or b.typtype = 'c' or (b.typtype = 'b' and b.oid >= 16384))") -%}
+  {%- set types = {} -%}
+  {%- for row in found.rows -%}{%- do types.update({row[0]: row[1]}) -%}{%- endfor -%}
+  {{ return(types) }}
+{%- endmacro %}
+
+
+{#- config/read_config.sql -#}
+{% macro postgres__run_clock() -%}
+  {#- Read once, after lock_target: a run that waited for the lock started its transaction
+      before the run it waited for committed, so current_timestamp (the transaction's start)
+      would stamp it earlier than that commit. The clock read now is later than every commit
+      before this run's, so stamps follow commit order. -#}
+  {%- set now = run_query("select cast(clock_timestamp() as text)").rows[0][0] -%}
+  {{ return("cast(" ~ auto_cdc.string_literal(now) ~ " as timestamp with time zone)") }}
+{%- endmacro %}
+
+
+{#- public/as_of.sql -#}
+{% macro postgres__first_sequence_field(relation, data_type) -%}
+  {#- The model's composite sequence type (state_relations().seq_type): its first attribute. -#}
+  {%- set seq_type = auto_cdc.state_relations(relation).seq_type -%}
+  {%- set query -%}
+    select attname from pg_attribute
+    where attrelid = (select typrelid from pg_type where oid = to_regtype({{ auto_cdc.string_literal(seq_type) }})) and attnum = 1
+  {%- endset -%}
+  {{ return(run_query(query).rows[0][0]) }}
+{%- endmacro %}
+
+
+{#- adapters/capabilities.sql -#}
+{% macro postgres__capabilities() -%}
+  {#- Runs of one model take an advisory lock (lock_target), and the clock is read after it
+      (run_clock). `=` is missing or loose on some types (columns_compared_as_text). A
+      rebuild drops the sequence's composite type with CASCADE and creates it again. -#}
+  {{ return({
+      'transactions': true, 'concurrency': 'lock', 'run_clock': 'after_lock',
+      'compares_every_type': false, 'type_of': 'pg_typeof({})::text', 'indexes': true,
+      'max_identifier_length': 63, 'max_decimal_precision': 1000,
+      'snapshot_functions': false, 'rebuild_drops_sequence_type': true,
+      'untested_features': [],
+  }) }}
+{%- endmacro %}
