@@ -726,8 +726,14 @@ def main() -> None:
         return
     head = (REPO / "bench" / "BENCHMARKS.head.md").read_text()
     head = head.format(machine=_machine(), minutes=f"{(time.time() - started) / 60:.0f}")
-    Path(args.output).write_text(head + "\n".join(report.lines) + "\n")
+    output = Path(args.output)
+    kept = output.read_text().partition(HAND_WRITTEN)[1:] if output.exists() else ("", "")
+    output.write_text(head + "\n".join(report.lines) + "\n\n" + "".join(kept).strip() + "\n")
     print(f"wrote {args.output}")
+
+
+# BENCHMARKS.md from this line on is written by hand (comparisons, targets, history): kept.
+HAND_WRITTEN = "<!-- Written by hand from here on"
 
 
 if __name__ == "__main__":
