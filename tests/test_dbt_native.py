@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -135,3 +136,29 @@ def test_snapshot_model_runs_hooks_persists_docs_and_grants(project: CdcProject)
     finally:
         if project.adapter == "postgres":
             project.execute(f"drop owned by {role}; drop role {role}")
+
+
+@pytest.mark.spark
+@pytest.mark.dbt_v2
+def test_target_run_holds_the_statements_the_run_executed(project: CdcProject) -> None:
+    # dbt users look in target/run/<model>.sql for what a model ran: the batch's read of the
+    # model query, then every write, as executed (a second run: its own, not the first's).
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG)
+    artifact = project.path / "target" / "run" / "cdc_test" / "models" / "dim.sql"
+    project.replace_rows("events", [(1, "a", "U", 1), (2, "b", "U", 1)])
+    project.run("dim")
+    first = artifact.read_text()
+    project.replace_rows("events", [(1, "a2", "U", 2)])
+    project.run("dim")
+    second = artifact.read_text()
+    assert first != second
+    batch, writes = second.split("-- The writes, applied together")
+    assert "events" in batch and "__cdc_op" in batch  # the model query, read into the batch
+    assert "dim__cdc_state" in writes and "dim__cdc_runs" in writes  # state and run history written
+    def writes_target(verbs: str, text: str) -> bool:  # "dim" quoted or not (dbt-spark), not dim__cdc_*
+        return re.search(rf"({verbs}) \S*\bdim[`\"]?\s", text) is not None
+
+    assert writes_target("insert into|merge into|update|delete from", writes), writes
+    assert writes_target("create table", first) and not writes_target("create table", second)  # created, then applied
+    assert project.rows("dim") == [(1, "a2"), (2, "b")]

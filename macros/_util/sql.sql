@@ -57,8 +57,11 @@
 
 
 {% macro fill_temp_table(relation, sql, analyzed_columns) -%}
-  {#- A temp table from `sql`, with statistics on the columns the next statements join on. -#}
-  {%- do auto_cdc.run_statements(auto_cdc.fill_temp_table_sql(relation, sql, analyzed_columns)) -%}
+  {#- A temp table from `sql`, with statistics on the columns the next statements join on.
+      Returns the statements it ran. -#}
+  {%- set statements = auto_cdc.fill_temp_table_sql(relation, sql, analyzed_columns) -%}
+  {%- do auto_cdc.run_statements(statements) -%}
+  {{ return(statements) }}
 {%- endmacro %}
 
 {% macro fill_temp_table_sql(relation, sql, analyzed_columns) -%}

@@ -3,16 +3,33 @@
     what the run read, before any of them runs: none of them is read back before all have run.
     Out: all of them applied together. -#}
 
-{% macro apply_writes(statements, post_hooks) -%}
+{% macro apply_writes(statements, post_hooks, batch_sql) -%}
   {#- Inside dbt's transaction for the model on DuckDB and PostgreSQL (finish_run commits it);
       on Spark one by one, each a replayable write, the run recorded last. Under dbt v2, whose
       statements share no transaction, the post-hooks dbt-core runs inside the model's
-      transaction end the writes, so that one that fails undoes the run there too. -#}
+      transaction end the writes, so that one that fails undoes the run there too. Like dbt's
+      `main` statement, target/run/<model>.sql gets them first, with the statements that read
+      the batch (`batch_sql`), so a failed run leaves what it tried there. -#}
   {%- set kept = [] -%}
   {%- for statement in statements + auto_cdc.transaction_hooks_sql(post_hooks) if statement and statement | trim -%}
     {%- do kept.append(statement | trim) -%}
   {%- endfor -%}
+  {%- do write(auto_cdc.run_artifact(batch_sql, kept)) -%}
   {%- if kept -%}{%- do adapter.dispatch('apply_writes', 'auto_cdc')(kept) -%}{%- endif -%}
+{%- endmacro %}
+
+
+{% macro run_artifact(batch_sql, writes) -%}
+  {#- The text of target/run/<model>.sql: the statements that read this run's batch, then its
+      writes, in the order they run. The metadata lookups and checks between them are in dbt's
+      debug log (logs/dbt.log). -#}
+  {%- set read = [] -%}
+  {%- for statement in batch_sql if statement and statement | trim -%}{%- do read.append(statement | trim) -%}{%- endfor -%}
+  {%- set parts = ["-- auto_cdc: model '" ~ model.name ~ "', the statements of this run (metadata lookups and checks: logs/dbt.log)"] -%}
+  {%- do parts.append("\n-- The batch: the events this run read\n" ~ ((read | join(';\n\n') ~ ';') if read else '-- (none)')) -%}
+  {%- do parts.append("\n-- The writes, applied together" ~ (" in one transaction" if auto_cdc.capabilities().transactions else ", one by one, the run recorded last")
+                      ~ "\n" ~ ((writes | join(';\n\n') ~ ';') if writes else '-- (none: nothing to apply)')) -%}
+  {{ return(parts | join('\n') ~ '\n') }}
 {%- endmacro %}
 
 

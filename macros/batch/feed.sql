@@ -4,13 +4,13 @@
 
 {% macro read_batch(cfg, sql, temps, previous, source, empty_run) -%}
   {#- The batch temp table: the model query's events above the checkpoint, or (a model with
-      flows) each flow's own (batch/flows.sql). `--empty` reads none. -#}
+      flows) each flow's own (batch/flows.sql). `--empty` reads none. Returns the statements
+      it ran (for target/run). -#}
   {%- if cfg.flows -%}
-    {%- do auto_cdc.fill_flows_batch(cfg, temps, previous, empty_run) -%}
-  {%- else -%}
-    {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, previous, source.columns) -%}
-    {%- do auto_cdc.fill_temp_table(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter), cfg.key_columns + ['__cdc_op']) -%}
+    {{ return(auto_cdc.fill_flows_batch(cfg, temps, previous, empty_run)) }}
   {%- endif -%}
+  {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, previous, source.columns) -%}
+  {{ return(auto_cdc.fill_temp_table(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter), cfg.key_columns + ['__cdc_op'])) }}
 {%- endmacro %}
 
 

@@ -26,7 +26,9 @@
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do auto_cdc.run_statements(statements + [auto_cdc.analyze_sql(batch, cfg.key_columns + ['__cdc_op'])]) -%}
+  {%- do statements.append(auto_cdc.analyze_sql(batch, cfg.key_columns + ['__cdc_op'])) -%}
+  {%- do auto_cdc.run_statements(statements) -%}
+  {{ return(statements) }}
 {%- endmacro %}
 
 

@@ -174,14 +174,14 @@
   {#- Reads every snapshot this run applies into `temps.snapshots`, and their versions into
       `temps.read_versions` (a snapshot with no rows still has a version: it deletes every key).
       Version column: one read, skipping versions already processed. Per-run: the one snapshot
-      chosen. Query and function: the chosen one, then (`catch_up`) the next, until there is none. -#}
+      chosen. Query and function: the chosen one, then (`catch_up`) the next, until there is none.
+      Returns the statements that read snapshots (for target/run). -#}
   {%- if versions.way == 'column' -%}
-    {%- do auto_cdc.fill_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, cfg.version_column, processed), []) -%}
-    {{ return(none) }}
+    {{ return(auto_cdc.fill_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, cfg.version_column, processed), [])) }}
   {%- endif -%}
-  {%- do auto_cdc.fill_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, none, none, temps.current_version), []) -%}
+  {%- set statements = auto_cdc.fill_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, none, none, temps.current_version), []) -%}
   {%- do auto_cdc.replace_temp_table(temps.read_versions, auto_cdc.read_version_sql(temps.current_version)) -%}
-  {%- if not catch_up or versions.way == 'run' -%}{{ return(none) }}{%- endif -%}
+  {%- if not catch_up or versions.way == 'run' -%}{{ return(statements) }}{%- endif -%}
   {#- Jinja has no while loop: a bounded for loop that fails loudly at its bound. (The stop is
       tested in the loop's body: dbt v2 evaluates a `for ... if` filter once, before the loop.) -#}
   {%- set limit = 10000 -%}
@@ -191,10 +191,11 @@
       {%- do auto_cdc.advance_last_version(temps) -%}
       {%- if auto_cdc.choose_next_version(versions, temps) -%}
         {%- set columns = adapter.get_columns_in_relation(temps.snapshots) | map(attribute='name') | list -%}
-        {%- do auto_cdc.run_statements([
-            auto_cdc.append_rows_sql(temps.snapshots, columns, auto_cdc.snapshot_rows_sql(sql, none, none, temps.current_version)),
+        {%- set appended = auto_cdc.append_rows_sql(temps.snapshots, columns, auto_cdc.snapshot_rows_sql(sql, none, none, temps.current_version)) -%}
+        {%- do auto_cdc.run_statements([appended,
             auto_cdc.append_rows_sql(temps.read_versions, ['__cdc_version', '__cdc_applied'], auto_cdc.read_version_sql(temps.current_version)),
         ]) -%}
+        {%- do statements.append(appended) -%}
       {%- else -%}
         {%- do reading.update({'more': false}) -%}
       {%- endif -%}
@@ -204,6 +205,7 @@
     {%- do auto_cdc.version_error(cfg.model_name, "read " ~ limit ~ " snapshot versions in one run and `" ~ versions.config
         ~ "` still returns a newer one. It must return a version above last_snapshot_version(), and none once there is no newer snapshot") -%}
   {%- endif -%}
+  {{ return(statements) }}
 {%- endmacro %}
 
 

@@ -29,7 +29,7 @@
   {%- do auto_cdc.check_config_drift(cfg.state_config, previous) -%}
 
   {#- 3. Batch: this run's events, read once. 4. Validation: bad data fails before any write. -#}
-  {%- do auto_cdc.read_batch(cfg, sql, temps, previous, source, empty_run) -%}
+  {%- set batch_sql = auto_cdc.read_batch(cfg, sql, temps, previous, source, empty_run) -%}
   {%- set shape = auto_cdc.validate_batch(cfg, temps.batch, previous) -%}
   {%- set batch_columns = adapter.get_columns_in_relation(temps.batch) -%}
   {%- do auto_cdc.warn_text_sequence(cfg, batch_columns, temps.batch, none if rebuild else state.state) -%}
@@ -64,7 +64,7 @@
       'previous_checkpoint': previous.checkpoint_value if previous and previous.checkpoint_column == cfg.checkpoint_column else none,
   } -%}
   {%- if not empty_run -%}{%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}{%- endif -%}
-  {%- do auto_cdc.apply_writes(writes, post_hooks) -%}
+  {%- do auto_cdc.apply_writes(writes, post_hooks, batch_sql) -%}
   {%- if empty_run -%}
     {%- do auto_cdc.report_empty_run(mode != 'create') -%}
   {%- else -%}

@@ -31,6 +31,7 @@
   {%- set found = not untouched and auto_cdc.choose_first_version(versions, temps, none if rebuild else state.versions, empty_run) -%}
 
   {%- set writes = [] -%}
+  {%- set batch_sql = [] -%}
   {%- if found -%}
     {#- 1. Configuration, read against the model query's columns and the stored state. -#}
     {%- set source = auto_cdc.query_columns(sql, temps.probe) -%}
@@ -39,8 +40,8 @@
     {%- do auto_cdc.check_version_column_type(cfg, source, temps, rebuild) -%}
 
     {#- 3. Batch: the snapshots, then (4. validated) compared into one batch of events. -#}
-    {%- do auto_cdc.read_snapshots(cfg, versions, temps, auto_cdc.no_rows_sql(sql) if empty_run else sql,
-                                   none if rebuild else state.versions, catch_up=not empty_run) -%}
+    {%- do batch_sql.extend(auto_cdc.read_snapshots(cfg, versions, temps, auto_cdc.no_rows_sql(sql) if empty_run else sql,
+                                                    none if rebuild else state.versions, catch_up=not empty_run)) -%}
     {%- do auto_cdc.validate_snapshots(cfg, temps) -%}
     {%- set snapshot_columns = adapter.get_columns_in_relation(temps.snapshots) -%}
     {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns, temps.snapshots, none if rebuild else state.versions) -%}
@@ -54,8 +55,8 @@
       {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
     {%- endif -%}
     {%- set compared_with = none if rebuild else auto_cdc.target_as_written(target_relation, schema.appended, snapshot_columns) -%}
-    {%- do auto_cdc.fill_temp_table(temps.batch, auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions,
-        compared_with, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op']) -%}
+    {%- do batch_sql.extend(auto_cdc.fill_temp_table(temps.batch, auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions,
+        compared_with, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op'])) -%}
     {%- do auto_cdc.check_mass_delete(cfg, temps.batch, temps.snapshots, temps.read_versions, compared_with) -%}
 
     {%- set feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, previous, writes) -%}
@@ -87,7 +88,7 @@
       {%- do writes.append(auto_cdc.record_versions_sql(state.versions, temps.read_versions, state.runs)) -%}
     {%- endif -%}
   {%- endif -%}
-  {%- do auto_cdc.apply_writes(writes, post_hooks) -%}
+  {%- do auto_cdc.apply_writes(writes, post_hooks, batch_sql) -%}
   {%- if found and not empty_run -%}
     {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict)) -%}
   {%- elif found or untouched -%}
