@@ -4,10 +4,14 @@ require-dbt-version, and the README."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
+
+from harness import CdcProject
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,3 +66,61 @@ def test_the_scripts_install_the_pinned_dbt_core_that_installs_from_pypi() -> No
     for script in ("demo.sh", "test.sh"):
         assert "-c scripts/constraints.txt" in (ROOT / "scripts" / script).read_text(), script
     assert _install_requires()["dbt-core"] == ">=1.10,<1.13"
+
+
+def _config_fields(tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """The package's field table (macros/config/fields.sql), as dbt renders it."""
+    project = CdcProject(tmp_path, "duckdb", None)
+    project.write(
+        "macros/fields.sql",
+        "{% macro print_fields() %}{{ log(tojson(auto_cdc.config_fields()), info=true) }}{% endmacro %}",
+    )
+    outcome = project.dbt("run-operation", "print_fields")
+    assert outcome.success, outcome.error
+    return json.loads(outcome.logs[-1])
+
+
+def _table_rows(text: str, heading: str) -> list[list[str]]:
+    """The cells of the first table after `heading`."""
+    section = text[text.index(heading) :]
+    rows = re.findall(r"^\|(.+)\|$", section[: section.index("\n\n", section.index("\n|"))], re.M)
+    return [[cell.strip() for cell in row.split("|")] for row in rows[2:]]
+
+
+def test_the_readme_documents_every_config_of_the_field_table(tmp_path: Path) -> None:
+    """Each config is described once, in the field table; the README's tables follow it: the
+    reference table lists every auto_cdc config with its default, the snapshot section names
+    every snapshot config, and the table of changes between runs says for every recorded config
+    whether a change fails, as the field table does. A new config missing from any of them fails."""
+    fields = _config_fields(tmp_path)
+    readme = (ROOT / "README.md").read_text()
+    for name, field in fields.items():
+        assert "recorded" in field, f"{name}: say how the run history records it (or none)"
+        if field["recorded"]:
+            assert {"blocks", "effect"} & set(field.get("change") or {}), f"{name}: say what a change between runs does"
+
+    reference = {re.search(r"`(\w+)`", row[0])[1]: row[1] for row in _table_rows(readme, "## Configuration reference")}
+    assert set(reference) == {name for name, field in fields.items() if field["for"] in ("both", "auto_cdc")}
+    for name, default in reference.items():
+        expected = fields[name]["default"]
+        if expected is None:
+            assert not re.match(r"`[^`]+`", default), f"{name}: the README gives a default, the field table none"
+        else:
+            literal = f"'{expected}'" if isinstance(expected, str) else json.dumps(expected)
+            assert default.startswith(f"`{literal}`"), f"{name}: README default {default!r}, field table {literal}"
+
+    snapshots = readme[readme.index("## `auto_cdc_from_snapshot`") : readme.index("## Flows")]
+    for name, field in fields.items():
+        if field["for"] in ("both", "snapshot"):
+            assert f"`{name}" in snapshots, f"{name}: not in the README's auto_cdc_from_snapshot section"
+
+    changes = {}
+    for row in _table_rows(readme, "### Configuration changes between runs"):
+        for name in re.findall(r"`(\w+)`", row[0]):
+            changes[name] = row[1]
+    for name, field in fields.items():
+        assert name in changes, f"{name}: not in the README's table of configuration changes"
+        blocks = bool((field.get("change") or {}).get("blocks"))
+        assert (changes[name] == "fails") == blocks, (
+            f"{name}: README says {changes[name]!r}, the field table blocks={blocks}"
+        )

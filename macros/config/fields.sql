@@ -12,42 +12,97 @@
       `checked_on_both` is read and checked on the materialization that rejects it too, so a
       misplaced config still gets its own message; `only_if_set`: dbt gives every model a value,
       only one the user set counts; `as_text`: 1 and '1' are the same. Use field['for']: `for` is
-      a Jinja keyword. -#}
+      a Jinja keyword.
+      Between runs (`recorded`, required): how the run history records the value, so the next
+      run can tell it changed (state_config): 'value' as read, 'flag' true or false, 'sql'
+      with whitespace runs as one space, 'columns' the columns named, lower case and sorted,
+      'resolved' as the configuration's resolution gives it; none: not recorded (a change
+      shapes only what runs do from now on, or is reconciled with the tables: column lists).
+      What a change does (`change`): 'blocks' the run, or has the 'effect' its warning names
+      (`snapshot_effect` on auto_cdc_from_snapshot). -#}
+  {%- set partial_updates = {'effect': 'partial updates follow the new setting from this run on; the per-column state is added or dropped to match'} -%}
+  {%- set tracked = {'effect': "the history of every key that new events touch is recomputed under the new list; other keys keep theirs until then (`--full-refresh` recomputes every key)",
+                     'snapshot_effect': "each key's closed rows stay as they are; its open row and the next versions follow the new list (`--full-refresh` starts again from the current snapshot)"} -%}
+  {%- set classified = {'effect': 'events of this run on are classified the new way; what earlier runs applied stays'} -%}
   {{ return({
-      'keys': {'type': 'columns', 'default': none, 'for': 'both'},
+      'keys': {'type': 'columns', 'default': none, 'for': 'both', 'recorded': 'resolved',
+               'change': {'blocks': 'the state holds one entry per key, and what was stored under the old keys cannot be matched to the new ones'}},
       'stored_as_scd_type': {'type': 'choice', 'default': 1, 'for': 'both', 'as_text': true, 'choices': ['1', '2', 'bitemporal'],
-                             'message': "`stored_as_scd_type` is '{value}'; use 1, 2 or 'bitemporal'."},
-      'column_list': {'type': 'columns', 'default': none, 'for': 'both'},
-      'except_column_list': {'type': 'columns', 'default': none, 'for': 'both'},
-      'track_history_column_list': {'type': 'columns', 'default': none, 'for': 'both'},
-      'track_history_except_column_list': {'type': 'columns', 'default': none, 'for': 'both'},
+                             'message': "`stored_as_scd_type` is '{value}'; use 1, 2 or 'bitemporal'.",
+                             'recorded': 'value', 'change': {'blocks': 'the target and its state have another shape'}},
+      'column_list': {'type': 'columns', 'default': none, 'for': 'both', 'recorded': none},
+      'except_column_list': {'type': 'columns', 'default': none, 'for': 'both', 'recorded': none},
+      'track_history_column_list': {'type': 'columns', 'default': none, 'for': 'both', 'recorded': 'columns', 'change': tracked},
+      'track_history_except_column_list': {'type': 'columns', 'default': none, 'for': 'both', 'recorded': 'columns', 'change': tracked},
       'tombstone_retention': {'type': 'number', 'default': 172800, 'for': 'both', 'min': 0,
-                              'message': "`tombstone_retention` must be a whole number of seconds >= 0, not '{value}'."},
+                              'message': "`tombstone_retention` must be a whole number of seconds >= 0, not '{value}'.",
+                              'recorded': 'value', 'change': {'effect': 'tombstones and compacted events are kept for the new period from now on'}},
       'on_schema_change': {'type': 'choice', 'default': 'append_new_columns', 'for': 'both', 'only_if_set': true,
                            'choices': ['append_new_columns', 'fail', 'ignore'],
-                           'message': "`on_schema_change` is '{value}'; auto_cdc supports 'append_new_columns' (default), 'fail' and 'ignore'."},
+                           'message': "`on_schema_change` is '{value}'; auto_cdc supports 'append_new_columns' (default), 'fail' and 'ignore'.",
+                           'recorded': none},
       'change_feed': {'type': 'boolean', 'default': false, 'for': 'both',
-                      'message': "`change_feed` must be true or false, not '{value}'."},
+                      'message': "`change_feed` must be true or false, not '{value}'.",
+                      'recorded': 'flag', 'change': {'effect': 'turned on, the changes of the target are recorded in its __cdc_changes table from this run on; turned off, that table is kept and no longer written'}},
       'change_feed_retention': {'type': 'number', 'default': none, 'for': 'both', 'min': 1,
-                                'message': "`change_feed_retention` must be a whole number of seconds >= 1 (or not set: keep every change), not '{value}'."},
-      'sequence_by': {'type': 'columns_or_sql', 'default': none, 'for': 'auto_cdc'},
-      'apply_as_deletes': {'type': 'sql', 'default': none, 'for': 'auto_cdc'},
-      'apply_as_truncates': {'type': 'sql', 'default': none, 'for': 'auto_cdc'},
+                                'message': "`change_feed_retention` must be a whole number of seconds >= 1 (or not set: keep every change), not '{value}'.",
+                                'recorded': none},
+      'sequence_by': {'type': 'columns_or_sql', 'default': none, 'for': 'auto_cdc', 'recorded': 'resolved',
+                      'change': {'blocks': 'the stored sequences were computed the old way and cannot be compared with new ones'}},
+      'apply_as_deletes': {'type': 'sql', 'default': none, 'for': 'auto_cdc', 'recorded': 'sql', 'change': classified},
+      'apply_as_truncates': {'type': 'sql', 'default': none, 'for': 'auto_cdc', 'recorded': 'sql', 'change': classified},
       'ignore_null_updates': {'type': 'boolean', 'default': false, 'for': 'auto_cdc',
-                              'message': "`ignore_null_updates` must be true or false, not '{value}'."},
-      'ignore_null_updates_column_list': {'type': 'columns', 'default': none, 'for': 'auto_cdc'},
-      'ignore_null_updates_except_column_list': {'type': 'columns', 'default': none, 'for': 'auto_cdc'},
-      'columns_to_update': {'type': 'column', 'default': none, 'for': 'auto_cdc'},
-      'checkpoint_column': {'type': 'column', 'default': none, 'for': 'auto_cdc'},
-      'system_sequence_by': {'type': 'column_or_sql', 'default': none, 'for': 'auto_cdc', 'checked_on_both': true},
-      'snapshot_version_column': {'type': 'column', 'default': none, 'for': 'snapshot'},
-      'snapshot_version_query': {'type': 'sql', 'default': none, 'for': 'snapshot'},
-      'snapshot_version_function': {'type': 'function', 'default': none, 'for': 'snapshot'},
+                              'message': "`ignore_null_updates` must be true or false, not '{value}'.",
+                              'recorded': 'flag', 'change': partial_updates},
+      'ignore_null_updates_column_list': {'type': 'columns', 'default': none, 'for': 'auto_cdc', 'recorded': 'columns', 'change': partial_updates},
+      'ignore_null_updates_except_column_list': {'type': 'columns', 'default': none, 'for': 'auto_cdc', 'recorded': 'columns', 'change': partial_updates},
+      'columns_to_update': {'type': 'column', 'default': none, 'for': 'auto_cdc', 'recorded': 'resolved', 'change': partial_updates},
+      'checkpoint_column': {'type': 'column', 'default': none, 'for': 'auto_cdc', 'recorded': 'resolved',
+                            'change': {'effect': 'this run reads the whole model query once, then only rows above the new checkpoint'}},
+      'system_sequence_by': {'type': 'column_or_sql', 'default': none, 'for': 'auto_cdc', 'checked_on_both': true, 'recorded': 'resolved',
+                             'change': {'blocks': 'the stored system times were computed the old way and cannot be compared with new ones'}},
+      'snapshot_version_column': {'type': 'column', 'default': none, 'for': 'snapshot', 'recorded': 'resolved',
+                                  'change': {'effect': 'versions are read from the new column, compared with the processed ones'}},
+      'snapshot_version_query': {'type': 'sql', 'default': none, 'for': 'snapshot', 'recorded': 'resolved',
+                                 'change': {'effect': 'the next versions come from the new query, compared with the processed ones'}},
+      'snapshot_version_function': {'type': 'function', 'default': none, 'for': 'snapshot', 'recorded': 'resolved',
+                                    'change': {'effect': 'the next versions come from the new function, compared with the processed ones'}},
       'max_delete_fraction': {'type': 'number', 'default': 0.5, 'for': 'snapshot', 'min': 0, 'max': 1, 'checked_on_both': true,
-                              'message': "`max_delete_fraction` must be a number from 0 to 1 (1 turns the guard off), not '{value}'."},
+                              'message': "`max_delete_fraction` must be a number from 0 to 1 (1 turns the guard off), not '{value}'.",
+                              'recorded': none},
       'allow_empty_snapshots': {'type': 'boolean', 'default': false, 'for': 'snapshot', 'checked_on_both': true,
-                                'message': "`allow_empty_snapshots` must be true or false, not '{value}'."},
+                                'message': "`allow_empty_snapshots` must be true or false, not '{value}'.",
+                                'recorded': none},
   }) }}
+{%- endmacro %}
+
+
+{% macro run_records() -%}
+  {#- What the run history records beside the configs (state_config), and what a change does. -#}
+  {{ return({
+      'materialized': {'change': {'blocks': 'the stored state belongs to the other materialization'}},
+      'snapshot_versions': {'change': {'blocks': 'the processed versions were named the old way and cannot be compared with new ones'}},
+  }) }}
+{%- endmacro %}
+
+
+{% macro recorded_config(values, resolved, source_columns) -%}
+  {#- The state_config: what the stored state depends on, recorded with every run to catch
+      changes between runs (check_config_drift), by each field's `recorded`. `resolved`: the
+      values of the 'resolved' fields and of run_records(). Stored in run histories: its keys
+      and values must not change. -#}
+  {%- set recorded = {} -%}
+  {%- for name in auto_cdc.run_records() -%}{%- do recorded.update({name: resolved[name]}) -%}{%- endfor -%}
+  {%- for name, field in auto_cdc.config_fields().items() if field.recorded -%}
+    {%- set value = values[name] -%}
+    {%- if field.recorded == 'resolved' -%}{%- set value = resolved[name] -%}
+    {%- elif field.recorded == 'flag' -%}{%- set value = value is sameas true -%}
+    {%- elif field.recorded == 'sql' -%}{%- set value = auto_cdc._normalized_sql(value) -%}
+    {%- elif field.recorded == 'columns' -%}{%- set value = auto_cdc._config_columns(value, source_columns) -%}
+    {%- endif -%}
+    {%- do recorded.update({name: value}) -%}
+  {%- endfor -%}
+  {{ return(recorded) }}
 {%- endmacro %}
 
 

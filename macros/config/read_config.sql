@@ -80,7 +80,7 @@
       'change_feed_retention': change_feed.retention,
       'compared_as_text': source.compared_as_text,
       'source_columns': source_columns,
-      'state_config': auto_cdc._state_config(values, keys, scd_type, sequence.state, system.recorded, ctu_column, checkpoint_column, source_columns),
+      'state_config': auto_cdc.recorded_config(values, auto_cdc._resolved_records(keys, sequence.state, system.recorded, ctu_column, checkpoint_column), source_columns),
       'now': auto_cdc.run_clock(),
   }) }}
 {%- endmacro %}
@@ -122,31 +122,17 @@
 {%- endmacro %}
 
 
-{% macro _state_config(values, keys, scd_type, sequence_state, system_recorded, ctu_column, checkpoint_column, source_columns) -%}
-  {#- What the stored state depends on, recorded with every run to catch changes between runs
-      (check_config_drift). Stored in run histories: its keys and values must not change. -#}
-  {{ return({
+{% macro _resolved_records(keys, sequence_state, system_recorded, ctu_column, checkpoint_column) -%}
+  {#- The recorded values (recorded_config) that come from resolving the configuration. -#}
+  {%- set resolved = {
       'materialized': model.config.materialized,
       'keys': keys | map('lower') | sort | list,
-      'stored_as_scd_type': scd_type,
-      'sequence_by': sequence_state.sequence_by,
       'system_sequence_by': system_recorded,
-      'snapshot_versions': sequence_state.snapshot_versions,
-      'snapshot_version_column': sequence_state.snapshot_version_column,
-      'snapshot_version_query': sequence_state.snapshot_version_query,
-      'snapshot_version_function': sequence_state.snapshot_version_function,
-      'apply_as_deletes': auto_cdc._normalized_sql(values.apply_as_deletes),
-      'apply_as_truncates': auto_cdc._normalized_sql(values.apply_as_truncates),
-      'ignore_null_updates': values.ignore_null_updates is sameas true,
-      'ignore_null_updates_column_list': auto_cdc._config_columns(values.ignore_null_updates_column_list, source_columns),
-      'ignore_null_updates_except_column_list': auto_cdc._config_columns(values.ignore_null_updates_except_column_list, source_columns),
       'columns_to_update': ctu_column | lower if ctu_column else none,
-      'track_history_column_list': auto_cdc._config_columns(values.track_history_column_list, source_columns),
-      'track_history_except_column_list': auto_cdc._config_columns(values.track_history_except_column_list, source_columns),
       'checkpoint_column': checkpoint_column | lower if checkpoint_column else none,
-      'tombstone_retention': values.tombstone_retention,
-      'change_feed': values.change_feed is sameas true,
-  }) }}
+  } -%}
+  {%- do resolved.update(sequence_state) -%}
+  {{ return(resolved) }}
 {%- endmacro %}
 
 

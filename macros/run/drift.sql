@@ -1,0 +1,57 @@
+{#- Stage 2, run mode: the configuration against the last run's. In: the configuration now
+    (`cfg.state_config`) and the one the last run recorded. Out: an error for a change the stored
+    state cannot follow, a warning for one it can; what each change does is the field table's
+    (config/fields.sql). -#}
+
+{% macro check_config_drift(now, previous) -%}
+  {#- The stored state was built under the configuration the last run recorded. A change the
+      state cannot follow fails before anything is written; a change that only shapes future
+      events is applied and named in a warning (README, "Configuration changes between runs").
+      `now`: the state_config of read_cdc_config(), or a part of it known earlier. -#}
+  {%- if previous is none or previous.config is none -%}{{ return(none) }}{%- endif -%}
+  {%- set before = previous.config -%}
+  {%- set snapshot = now.materialized == 'auto_cdc_from_snapshot' -%}
+  {%- set changes = {} -%}
+  {%- for name, field in auto_cdc.run_records().items() | list + auto_cdc.config_fields().items() | list if field.change -%}
+    {%- do changes.update({name: field.change}) -%}
+  {%- endfor -%}
+  {%- set errors = [] -%}
+  {%- set warnings = [] -%}
+  {%- for name, value in now.items() if name in before and before[name] != value -%}
+    {%- set change = "`" ~ name ~ "` changed from " ~ auto_cdc.config_repr(before[name]) ~ " to " ~ auto_cdc.config_repr(value) -%}
+    {%- if name == 'snapshot_versions' -%}
+      {%- set change = "snapshot versions are named by " ~ auto_cdc.version_way_name(before[name]) ~ " in the stored history, now by "
+                       ~ auto_cdc.version_way_name(value) -%}
+    {%- endif -%}
+    {%- set what = changes.get(name, {}) -%}
+    {%- if what.blocks -%}
+      {%- do errors.append(change ~ ": " ~ what.blocks ~ ".") -%}
+    {%- else -%}
+      {%- set effect = what.snapshot_effect if snapshot and what.snapshot_effect else what.effect -%}
+      {%- do warnings.append(change ~ " since the last run; " ~ (effect or 'it applies from this run on') ~ ".") -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if errors -%}
+    {%- do exceptions.raise_compiler_error(
+          "auto_cdc: model '" ~ model.name ~ "': the configuration changed in a way its stored state cannot follow; nothing was written.\n  - "
+          ~ (errors | join('\n  - ')) ~ "\nSet it back, or rebuild with `dbt run --full-refresh -s " ~ model.name ~ "` "
+          ~ ("(it starts again from the current snapshot: earlier snapshot versions cannot be rebuilt)." if snapshot
+             else "(events the model query no longer returns are lost).")) -%}
+  {%- endif -%}
+  {%- for warning in warnings -%}
+    {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': " ~ warning) -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro config_repr(value) -%}
+  {#- Text in quotes: double ones around SQL that has single quotes in it (op = 'D'). -#}
+  {%- set quote = '"' if value is string and "'" in value else "'" -%}
+  {{ return('not set' if value is none else ((quote ~ value ~ quote) if value is string else value | string)) }}
+{%- endmacro %}
+
+
+{% macro version_way_name(way) -%}
+  {{ return({'run': 'run (one version per dbt run)', 'column': '`snapshot_version_column`', 'query': '`snapshot_version_query`',
+             'function': '`snapshot_version_function`'}.get(way, way)) }}
+{%- endmacro %}
