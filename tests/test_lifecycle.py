@@ -160,17 +160,6 @@ def test_a_table_not_built_by_auto_cdc_is_not_replaced(project: CdcProject) -> N
     assert project.rows("dim") == [(7, "kept")]
 
 
-def test_run_history_from_before_recorded_configs_is_upgraded(project: CdcProject) -> None:
-    """A run history written by an earlier version of the package (no `config` column) gains
-    the column on the next run; from then on changes are caught."""
-    built(project)
-    project.execute(f"alter table {project.relation('dim__cdc_runs')} drop column config")
-    project.replace_rows("events", [(4, "d", "U", 3)])
-    assert project.run("dim").metrics("dim") == (1, 0)
-    project.model("dim", MODEL, **{**CONFIG, "keys": ["id", "name"]})
-    fails(project, "`keys` changed")
-
-
 # --- configuration changes between runs ------------------------------------------------------------
 
 DRIFT_FAILS: dict[str, tuple[dict[str, Any], dict[str, Any], list[str]]] = {

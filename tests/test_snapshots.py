@@ -310,27 +310,6 @@ def test_untracked_change_updates_the_current_row_in_place(project: CdcProject) 
     assert project.rows("users") == [(1, "Isabel", "Chihuahua", 0, None)]
 
 
-def test_state_with_events_from_an_earlier_version_is_replaced(project: CdcProject) -> None:
-    """SCD2 from snapshots keeps no events. Its state has the key columns only, so an earlier
-    version of the package (which rebuilt history from stored events) fails on it rather than
-    deleting the rows written since; a state such a version left is replaced on the next run."""
-    _per_run(project, 2)
-    project.insert("source", SNAPSHOT_A)
-    project.run()
-    assert project.columns("users__cdc_state") == ["userId"]
-    state = project.relation("users__cdc_state")
-    project.execute(f"drop table {state}")
-    project.execute(
-        f"create table {state} as select \"userId\", 0 as __cdc_seq, 'upsert' as __cdc_op, city"
-        f" from {project.relation('users')}"
-    )
-    project.replace_rows("source", SNAPSHOT_B)
-    project.run()
-    assert project.rows("users") == SPEC_7_5_SCD2
-    assert project.columns("users__cdc_state") == ["userId"]
-    assert project.rows("users__cdc_state") == []
-
-
 @pytest.mark.spark
 def test_changed_track_history_list_keeps_closed_rows(project: CdcProject) -> None:
     """SCD2 from snapshots stores no events: a new tracked list applies from each key's open row on."""

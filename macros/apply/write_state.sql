@@ -42,9 +42,8 @@
 
 {% macro scd1_forget_expired_sql(arg_dict) -%}
   {#- Tombstones past their retention are forgotten: late upserts pass them again. -#}
-  delete from {{ arg_dict.state }}
-  where {{ auto_cdc.seq_first('__cdc_upsert_seq', arg_dict.cfg.seq_parts) }} is null
-    and __cdc_deleted_at < {{ auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention, arg_dict.cfg.now) }}
+  delete from {{ arg_dict.state }} as s
+  where {{ auto_cdc.tombstone_expired(arg_dict.cfg, 's') }}
 {%- endmacro %}
 
 
@@ -100,13 +99,9 @@
   {%- set cfg = arg_dict.cfg -%}
   {%- set rule = auto_cdc.scd2_event_kept(arg_dict) -%}
   {%- set columns = auto_cdc.event_columns(cfg, arg_dict.known_columns) -%}
-  {%- set partial_flags = [] -%}
-  {%- for column in cfg.value_columns if cfg.partial -%}{%- do partial_flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}
   insert into {{ arg_dict.state }} ({{ auto_cdc.quoted_list(columns) }})
   select
-    {%- for column in columns %}
-    {% if column in partial_flags %}({{ column }} or __cdc_arrived_at < {{ rule.horizon }}) as {{ column }}{% else %}{{ auto_cdc.quote_identifier(column) }}{% endif %}{{ ',' if not loop.last }}
-    {%- endfor %}
+    {{ auto_cdc.compacted_event_columns(cfg, columns, rule.horizon) }}
   from {{ arg_dict.history }} as h
   where {{ rule.kept }} and (h.__cdc_new or {{ rule.refixed }})
 {%- endmacro %}

@@ -3,19 +3,6 @@
     one statement, inside the model's single transaction. The same writer serves every SCD type;
     only the target's row layout differs. -#}
 
-{% macro target_layout(cfg) -%}
-  {#- The target's row identity (what the changes join on) and the columns an update rewrites:
-      SCD1 a row per key; SCD2 a row per key and __START_AT; bitemporal per key, __START_AT and
-      __SYSTEM_START_AT. -#}
-  {%- if cfg.scd_type == '1' -%}
-    {{ return({'identity': cfg.key_columns, 'updated': cfg.value_columns}) }}
-  {%- elif cfg.scd_type == '2' -%}
-    {{ return({'identity': cfg.key_columns + ['__START_AT'], 'updated': cfg.value_columns + ['__END_AT']}) }}
-  {%- endif -%}
-  {{ return({'identity': cfg.key_columns + ['__START_AT', '__SYSTEM_START_AT'],
-             'updated': cfg.value_columns + ['__END_AT', '__SYSTEM_END_AT']}) }}
-{%- endmacro %}
-
 
 {% macro write_target_statements(cfg, changes, target, fence=none) -%}
   {#- Dispatched, so an adapter with a better write (e.g. one MERGE) can replace all three.

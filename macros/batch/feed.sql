@@ -15,9 +15,8 @@
 
 
 {% macro checkpoint_filter(cfg, previous, source_columns) -%}
-  {#- Only rows strictly above the highest checkpoint value already applied, and rows with no
-      checkpoint value at all (a data error that validate_batch reports, instead of skipping
-      them for ever). Without a stored value for this checkpoint column (first run, full
+  {#- Only rows strictly above the highest checkpoint value already applied (after_checkpoint).
+      Without a stored value for this checkpoint column (first run, full
       refresh, column changed): read all. -#}
   {%- if not cfg.checkpoint_column or previous is none or previous.checkpoint_column != cfg.checkpoint_column
         or previous.checkpoint_value is none -%}
@@ -25,14 +24,10 @@
   {%- endif -%}
   {%- set data_type = (source_columns | selectattr('name', 'equalto', cfg.checkpoint_column) | first).data_type -%}
   {%- set column = 'src.' ~ auto_cdc.quote_identifier(cfg.checkpoint_column) -%}
-  {{ return('(' ~ auto_cdc.above_checkpoint_sql(column, data_type, previous.checkpoint_value) ~ ' or ' ~ column ~ ' is null)') }}
+  {{ return(auto_cdc.after_checkpoint(column, data_type, previous.checkpoint_value)) }}
 {%- endmacro %}
 
 
-{% macro above_checkpoint_sql(expr, data_type, value) -%}
-  {#- `expr` above a checkpoint recorded as text, compared in the column's own type. -#}
-  {{ return(expr ~ ' > cast(' ~ auto_cdc.string_literal(value) ~ ' as ' ~ data_type ~ ')') }}
-{%- endmacro %}
 {% macro batch_sql(cfg, sql, checkpoint_filter=none) -%}
   {{ return(adapter.dispatch('batch_sql', 'auto_cdc')(cfg, sql, checkpoint_filter)) }}
 {%- endmacro %}
@@ -81,13 +76,3 @@
 {%- endmacro %}
 
 
-{% macro writes_column(cfg, column) -%}
-  {#- SQL condition: does a batch event write `column`? Partial updates decide per column. -#}
-  {%- if cfg.columns_to_update -%}
-    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.column_is_listed('__cdc_ctu', column)) }}
-  {%- elif column in cfg.ignore_null_columns -%}
-    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.quote_identifier(column) ~ " is not null") }}
-  {%- else -%}
-    {{ return("__cdc_op = 'upsert'") }}
-  {%- endif -%}
-{%- endmacro %}

@@ -22,7 +22,7 @@
     {%- if filter != 'false' -%}
       {%- do statements.append(auto_cdc.insert_flow_rows_sql(cfg, flow, batch, filter)) -%}
       {%- if flow.kind == 'snapshot' -%}
-        {%- do statements.append(auto_cdc.insert_snapshot_truncates_sql(cfg, flow, batch, filter)) -%}
+        {%- do statements.append(auto_cdc.insert_snapshot_truncates_sql(flow, batch, filter)) -%}
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
@@ -47,10 +47,10 @@
     {{ return(none) }}
   {%- elif flow.kind == 'snapshot' -%}
     {%- set version = '(' ~ flow.version ~ ')' -%}
-    {{ return('(' ~ auto_cdc.above_checkpoint_sql(version, sequence_type, recorded.checkpoint_value) ~ ' or ' ~ version ~ ' is null)') }}
+    {{ return(auto_cdc.after_checkpoint(version, sequence_type, recorded.checkpoint_value)) }}
   {%- elif flow.checkpoint_column -%}
     {%- set column = 'src.' ~ auto_cdc.quote_identifier(flow.checkpoint_column) -%}
-    {{ return('(' ~ auto_cdc.above_checkpoint_sql(column, flow.checkpoint_type, recorded.checkpoint_value) ~ ' or ' ~ column ~ ' is null)') }}
+    {{ return(auto_cdc.after_checkpoint(column, flow.checkpoint_type, recorded.checkpoint_value)) }}
   {%- endif -%}
   {{ return(none) }}
 {%- endmacro %}
@@ -123,7 +123,7 @@
 {%- endmacro %}
 
 
-{% macro insert_snapshot_truncates_sql(cfg, flow, batch, filter) -%}
+{% macro insert_snapshot_truncates_sql(flow, batch, filter) -%}
   {#- Each version read: a truncate at it, applied before its rows (the rule of a truncate and
       an upsert at one sequence), so the keys it lacks are deleted at its version. -#}
   insert into {{ batch }} (__cdc_op, {{ auto_cdc.seq_names('__cdc_seq', 1)[0] }}, __cdc_flow)
@@ -132,4 +132,53 @@
   {%- if filter %}
   where {{ filter }}
   {%- endif %}
+{%- endmacro %}
+
+
+{% macro flow_sequence_types(cfg, probe) -%}
+  {#- Snapshot versions and change-event sequences form one ordering: every flow's sequence (a
+      snapshot flow's version) must have one type, part by part. Returns {flow: [type per
+      part]}; no rows are read. Runs after check_expressions has compiled each expression. -#}
+  {%- if not cfg.flows -%}{{ return({}) }}{%- endif -%}
+  {%- call statement('auto_cdc_probe') -%}
+    {{ auto_cdc.create_temp_table(probe, auto_cdc.flow_sequences_probe_sql(cfg)) }}
+  {%- endcall -%}
+  {%- set types = {} -%}
+  {%- for column in adapter.get_columns_in_relation(probe) -%}
+    {%- set flow = cfg.flows[column.name.split('__')[3] | int] -%}
+    {%- do types.setdefault(flow.name, []).append(column.data_type) -%}
+  {%- endfor -%}
+  {%- do auto_cdc.drop_temp_relations([probe]) -%}
+  {%- set first = cfg.flows[0].name -%}
+  {%- for flow in cfg.flows if types[flow.name] | map('lower') | list != types[first] | map('lower') | list -%}
+    {%- set order_by = {'snapshot': 'its version', 'cdc': '`sequence_by`'} -%}
+    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ first ~ "' orders its rows by " ~ order_by[cfg.flows[0].kind]
+        ~ ", of type " ~ types[first] | join(', ') ~ "; flow '" ~ flow.name ~ "' by " ~ order_by[flow.kind] ~ ", of type " ~ types[flow.name] | join(', ')
+        ~ "; nothing was written. Snapshot versions and change-event sequences form one ordering, so they must have one type: cast"
+        ~ " one of them (e.g. version='cast(dump_lsn as bigint)').") -%}
+  {%- endfor -%}
+  {{ return(types) }}
+{%- endmacro %}
+
+
+{% macro flow_sequences_probe_sql(cfg) -%}
+  {#- One empty row set with each flow's sequence parts as columns __cdc__flow__<i>__<part>. -#}
+  select * from
+  {%- for flow in cfg.flows %}
+  {%- set flow_index = loop.index0 %}
+  {{ 'cross join' if not loop.first }} (
+    select
+    {%- for expr in auto_cdc.flow_sequence_exprs(cfg, flow) %}
+      {{ expr }} as __cdc__flow__{{ flow_index }}__{{ loop.index }}{{ ',' if not loop.last }}
+    {%- endfor %}
+    from ({{ flow.sql }}) as src
+    where false
+  ) as flow_{{ loop.index0 }}
+  {%- endfor %}
+{%- endmacro %}
+
+
+{% macro flow_sequence_exprs(cfg, flow) -%}
+  {#- What orders a flow's rows: a snapshot flow's version, else `sequence_by`. -#}
+  {{ return([flow.version] if flow.kind == 'snapshot' else cfg.sequence_exprs) }}
 {%- endmacro %}

@@ -1,4 +1,4 @@
-{#- Stage 3, batch: the model query's shape. In: the model query. Out: its columns and types, and
+{#- Stage 3, batch: the model query's shape (or each flow's). In: the model query. Out: its columns and types, and
     which of them compare as text (types without a usable `=`); no rows are read. -#}
 
 {% macro query_columns(sql, probe) -%}
@@ -36,4 +36,26 @@
     {{ sql }}
   ) as src
   limit 0
+{%- endmacro %}
+
+
+{% macro flows_source(flows, probe) -%}
+  {#- Each flow's columns (query_columns; no rows are read), and the columns of them all as
+      query_columns gives them for one query: each named as the first flow that has it names it. -#}
+  {%- set union = {'columns': [], 'names': [], 'compared_as_text': {}} -%}
+  {%- set seen = [] -%}
+  {%- for flow in flows -%}
+    {%- set source = auto_cdc.query_columns(flow.sql, probe) -%}
+    {%- do flow.update({'source': source}) -%}
+    {%- for column in source.columns -%}
+      {#- Tested in the body: dbt v2 evaluates a `for ... if` filter before the loop runs. -#}
+      {%- if column.name | lower not in seen -%}
+        {%- do seen.append(column.name | lower) -%}
+        {%- do union.columns.append(column) -%}
+        {%- do union.names.append(column.name) -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- do union.compared_as_text.update(source.compared_as_text) -%}
+  {%- endfor -%}
+  {{ return(union) }}
 {%- endmacro %}

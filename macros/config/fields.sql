@@ -97,7 +97,7 @@
     {%- set value = values[name] -%}
     {%- if field.recorded == 'resolved' -%}{%- set value = resolved[name] -%}
     {%- elif field.recorded == 'flag' -%}{%- set value = value is sameas true -%}
-    {%- elif field.recorded == 'sql' -%}{%- set value = auto_cdc._normalized_sql(value) -%}
+    {%- elif field.recorded == 'sql' -%}{%- set value = auto_cdc.normalized_sql(value) -%}
     {%- elif field.recorded == 'columns' -%}{%- set value = auto_cdc._config_columns(value, source_columns) -%}
     {%- endif -%}
     {%- do recorded.update({name: value}) -%}

@@ -24,28 +24,6 @@
 {%- endmacro %}
 
 
-{% macro flows_source(flows, probe) -%}
-  {#- Each flow's columns (query_columns; no rows are read), and the columns of them all as
-      query_columns gives them for one query: each named as the first flow that has it names it. -#}
-  {%- set union = {'columns': [], 'names': [], 'compared_as_text': {}} -%}
-  {%- set seen = [] -%}
-  {%- for flow in flows -%}
-    {%- set source = auto_cdc.query_columns(flow.sql, probe) -%}
-    {%- do flow.update({'source': source}) -%}
-    {%- for column in source.columns -%}
-      {#- Tested in the body: dbt v2 evaluates a `for ... if` filter before the loop runs. -#}
-      {%- if column.name | lower not in seen -%}
-        {%- do seen.append(column.name | lower) -%}
-        {%- do union.columns.append(column) -%}
-        {%- do union.names.append(column.name) -%}
-      {%- endif -%}
-    {%- endfor -%}
-    {%- do union.compared_as_text.update(source.compared_as_text) -%}
-  {%- endfor -%}
-  {{ return(union) }}
-{%- endmacro %}
-
-
 {% macro _read_flows(flows, values, scd_type, sequence, columns, ctu_column, checkpoint_column, errors) -%}
   {#- The rules of several flows into one target, each error naming the flow. Out: the flows,
       each with its `columns` (as it spells them) and its checkpoint column (its own, else the
@@ -121,53 +99,4 @@
       'checkpoint_column': checkpoint_column.name if checkpoint_column else none,
       'checkpoint_type': checkpoint_column.data_type if checkpoint_column else none,
   }) }}
-{%- endmacro %}
-
-
-{% macro flow_sequence_types(cfg, probe) -%}
-  {#- Snapshot versions and change-event sequences form one ordering: every flow's sequence (a
-      snapshot flow's version) must have one type, part by part. Returns {flow: [type per
-      part]}; no rows are read. Runs after check_expressions has compiled each expression. -#}
-  {%- if not cfg.flows -%}{{ return({}) }}{%- endif -%}
-  {%- call statement('auto_cdc_probe') -%}
-    {{ auto_cdc.create_temp_table(probe, auto_cdc.flow_sequences_probe_sql(cfg)) }}
-  {%- endcall -%}
-  {%- set types = {} -%}
-  {%- for column in adapter.get_columns_in_relation(probe) -%}
-    {%- set flow = cfg.flows[column.name.split('__')[3] | int] -%}
-    {%- do types.setdefault(flow.name, []).append(column.data_type) -%}
-  {%- endfor -%}
-  {%- do auto_cdc.drop_temp_relations([probe]) -%}
-  {%- set first = cfg.flows[0].name -%}
-  {%- for flow in cfg.flows if types[flow.name] | map('lower') | list != types[first] | map('lower') | list -%}
-    {%- set order_by = {'snapshot': 'its version', 'cdc': '`sequence_by`'} -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ first ~ "' orders its rows by " ~ order_by[cfg.flows[0].kind]
-        ~ ", of type " ~ types[first] | join(', ') ~ "; flow '" ~ flow.name ~ "' by " ~ order_by[flow.kind] ~ ", of type " ~ types[flow.name] | join(', ')
-        ~ "; nothing was written. Snapshot versions and change-event sequences form one ordering, so they must have one type: cast"
-        ~ " one of them (e.g. version='cast(dump_lsn as bigint)').") -%}
-  {%- endfor -%}
-  {{ return(types) }}
-{%- endmacro %}
-
-
-{% macro flow_sequences_probe_sql(cfg) -%}
-  {#- One empty row set with each flow's sequence parts as columns __cdc__flow__<i>__<part>. -#}
-  select * from
-  {%- for flow in cfg.flows %}
-  {%- set flow_index = loop.index0 %}
-  {{ 'cross join' if not loop.first }} (
-    select
-    {%- for expr in auto_cdc.flow_sequence_exprs(cfg, flow) %}
-      {{ expr }} as __cdc__flow__{{ flow_index }}__{{ loop.index }}{{ ',' if not loop.last }}
-    {%- endfor %}
-    from ({{ flow.sql }}) as src
-    where false
-  ) as flow_{{ loop.index0 }}
-  {%- endfor %}
-{%- endmacro %}
-
-
-{% macro flow_sequence_exprs(cfg, flow) -%}
-  {#- What orders a flow's rows: a snapshot flow's version, else `sequence_by`. -#}
-  {{ return([flow.version] if flow.kind == 'snapshot' else cfg.sequence_exprs) }}
 {%- endmacro %}

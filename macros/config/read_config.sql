@@ -72,7 +72,6 @@
       'history_from_open_rows': snapshot and scd_type == '2',
       'version_column': sequence.version_column,
       'system_expr': system.expr,
-      'system_column': system.column,
       'expressions': sequence.expressions + events.expressions + system.expressions,
       'max_delete_fraction': values.max_delete_fraction,
       'allow_empty_snapshots': values.allow_empty_snapshots,
@@ -136,7 +135,7 @@
 {%- endmacro %}
 
 
-{% macro _normalized_sql(expr) -%}
+{% macro normalized_sql(expr) -%}
   {#- An expression as recorded for change detection: whitespace runs are one space. -#}
   {{ return(none if expr is none else modules.re.sub('\\s+', ' ', expr | string) | trim) }}
 {%- endmacro %}

@@ -49,7 +49,7 @@
           'sequence_by': none,
           'snapshot_versions': versions.way,
           'snapshot_version_column': (version_column | lower) if version_column else none,
-          'snapshot_version_query': auto_cdc._normalized_sql(versions.value) if versions.way == 'query' else none,
+          'snapshot_version_query': auto_cdc.normalized_sql(versions.value) if versions.way == 'query' else none,
           'snapshot_version_function': versions.value if versions.way == 'function' else none,
       },
   }) }}
@@ -65,7 +65,7 @@
     {{ return({'column': column, 'expr': 'src.%s' | format(auto_cdc.quote_identifier(column)), 'sql': none,
                'recorded': column | lower, 'label': column}) }}
   {%- endif -%}
-  {%- set part = {'column': none, 'expr': '(%s)' | format(value), 'sql': value, 'recorded': auto_cdc._normalized_sql(value), 'label': value | string} -%}
+  {%- set part = {'column': none, 'expr': '(%s)' | format(value), 'sql': value, 'recorded': auto_cdc.normalized_sql(value), 'label': value | string} -%}
   {%- if modules.re.fullmatch('[A-Za-z_][A-Za-z0-9_]*', value | string) -%}
     {#- A bare name that is no column is a typo, not an expression. -#}
     {%- do errors.append("`" ~ config_name ~ "` names column '" ~ value ~ "', which the model query does not return (it returns: "

@@ -50,7 +50,6 @@
     {%- set schema = auto_cdc.reconcile_schema(cfg, target_relation, batch_columns, state, writes) -%}
     {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
     {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, schema.tables.state, writes) -%}
-    {%- do auto_cdc.evolve_run_history(state.runs, previous, writes) -%}
     {%- set target_columns = schema.tables.target -%}
   {%- endif -%}
   {%- set feed = auto_cdc.prepare_change_feed(feed, target_relation, target_columns, writes) -%}

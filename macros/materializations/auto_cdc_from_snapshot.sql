@@ -67,11 +67,8 @@
     {%- elif cfg.history_from_open_rows -%}
       {#- SCD2 keeps no events: the open rows never carried the columns this run appends. -#}
       {%- set known_columns = schema.appended -%}
-      {%- do auto_cdc.retire_event_state(cfg, state.state, temps.batch, writes) -%}
-      {%- do auto_cdc.evolve_run_history(state.runs, previous, writes) -%}
     {%- else -%}
       {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, schema.tables.state, writes) -%}
-      {%- do auto_cdc.evolve_run_history(state.runs, previous, writes) -%}
     {%- endif -%}
     {%- set target_columns = schema.tables.target if not rebuild else (auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if feed else []) -%}
     {%- set feed = auto_cdc.prepare_change_feed(feed, target_relation, target_columns, writes) -%}

@@ -7,32 +7,8 @@
     delete or truncate); of two writes the later wins, the batch's on a tie (a replay replaces).
     With partial updates the same rule holds per column. -#}
 
-{% macro watermark_ctes(cfg, batch, runs) -%}
-  {#- CTEs ending in `watermark`: the truncate watermark after this batch (`__cdc_watermark`). -#}
-  {%- set n = cfg.seq_parts -%}
-  stored_watermark as (
-    select {{ auto_cdc.seq_select('truncate_seq', '__cdc_stored_truncate_seq', n) }}
-    from {{ runs }}
-    order by run_id desc
-    limit 1
-  ),
-  batch_watermark as (
-    select {{ auto_cdc.seq_select('__cdc_seq', '__cdc_batch_truncate_seq', n) }}
-    from {{ batch }}
-    where __cdc_op = 'truncate'
-    order by {{ auto_cdc.seq_order('__cdc_seq', n) }}
-    limit 1
-  ),
-  watermark as (
-    select {{ auto_cdc.seq_greatest('__cdc_stored_truncate_seq', '__cdc_batch_truncate_seq', n, '__cdc_watermark') }}
-    from (select 1 as __cdc_one) as one
-    left join stored_watermark on 1 = 1
-    left join batch_watermark on 1 = 1
-  )
-{%- endmacro %}
 
-
-{% macro scd1_column_names(cfg, column, i) -%}
+{% macro scd1_column_names(cfg, i) -%}
   {#- The working columns of value column number `i`. Without partial updates every column is
       written by the key's newest upsert, so its sequences are the upsert's. -#}
   {{ return({
@@ -107,7 +83,7 @@
     {{ auto_cdc.seq_select('__cdc_seq', '__cdc_batch_upsert_seq', n, "__cdc_op = 'upsert'", over='w_upsert') }},
     {{ auto_cdc.seq_select('__cdc_seq', '__cdc_batch_delete_seq', n, "__cdc_op = 'delete'", over='w_delete') }},
     {%- for column in cfg.value_columns %}
-    {%- set names = auto_cdc.scd1_column_names(cfg, column, loop.index) %}
+    {%- set names = auto_cdc.scd1_column_names(cfg, loop.index) %}
     {%- set writes = auto_cdc.writes_column(cfg, column) %}
     first_value(case when {{ writes }} then {{ auto_cdc.quote_identifier(column) }} end) over {{ names.window }} as {{ names.batch_value }},
     {%- if cfg.partial %}
@@ -152,9 +128,7 @@
   {%- set n = cfg.seq_parts -%}
   {%- set keys = cfg.key_columns -%}
   {#- A tombstone past its retention is forgotten: late upserts pass it again. -#}
-  {%- set live_tombstone -%}
-    not (s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null and s.__cdc_deleted_at < {{ auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) }})
-  {%- endset -%}
+  {%- set live_tombstone = 'not (' ~ auto_cdc.tombstone_expired(cfg, 's') ~ ')' -%}
   select {{ auto_cdc.quoted_list(keys, 'k.') }},
     {{ auto_cdc.seq_select('__cdc_batch_upsert_seq', '__cdc_batch_upsert_seq', n, alias='b') }},
     {{ auto_cdc.seq_select('__cdc_batch_delete_seq', '__cdc_batch_delete_seq', n, alias='b') }},
@@ -164,7 +138,7 @@
     {{ auto_cdc.seq_select('__cdc_watermark', '__cdc_watermark', n, alias='w') }},
     t.{{ auto_cdc.quote_identifier(keys[0]) }} is not null as __cdc_was_present
     {%- for column in cfg.value_columns %}
-    {%- set names = auto_cdc.scd1_column_names(cfg, column, loop.index) %},
+    {%- set names = auto_cdc.scd1_column_names(cfg, loop.index) %},
     b.{{ names.batch_value }},
     t.{{ auto_cdc.quote_identifier(column) }} as {{ names.current_value }}
     {%- if cfg.partial %},
@@ -197,7 +171,7 @@
   select *,
     {{ auto_cdc.seq_cmp('__cdc_last_upsert_seq', '__cdc_barrier_seq', n, '>=') }} as __cdc_present
     {%- for column in cfg.value_columns %}
-    {%- set c = auto_cdc.scd1_column_names(cfg, column, loop.index) %},
+    {%- set c = auto_cdc.scd1_column_names(cfg, loop.index) %},
     ({{ auto_cdc.seq_cmp(c.batch_seq, '__cdc_barrier_seq', n, '>=') }}
       and (not {{ auto_cdc.seq_cmp(c.stored_seq, '__cdc_barrier_seq', n, '>=') }} or {{ auto_cdc.seq_cmp(c.batch_seq, c.stored_seq, n, '>=') }})) as {{ c.batch_wins }},
     {{ auto_cdc.seq_cmp(c.stored_seq, '__cdc_barrier_seq', n, '>=') }} as {{ c.stored_holds }}
@@ -212,7 +186,7 @@
   {%- set tombstone_live = auto_cdc.seq_cmp('__cdc_last_delete_seq', '__cdc_watermark', n, '>=') -%}
   select {{ auto_cdc.quoted_list(cfg.key_columns) }}, __cdc_present, __cdc_was_present
     {%- for column in cfg.value_columns %}
-    {%- set c = auto_cdc.scd1_column_names(cfg, column, loop.index) %},
+    {%- set c = auto_cdc.scd1_column_names(cfg, loop.index) %},
     case when not __cdc_present then null when {{ c.batch_wins }} then {{ c.batch_value }} when {{ c.stored_holds }} then {{ c.current_value }} end
       as {{ auto_cdc.quote_identifier(column) }},
     {%- for part in auto_cdc.seq_names('', n) if cfg.partial %}

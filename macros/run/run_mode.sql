@@ -158,15 +158,12 @@
 
 {% macro last_run(runs_relation) -%}
   {#- The latest run's row as a dict (its checkpoint, the configuration it ran with and its
-      flows' checkpoints), or none before the first run. Run histories from before the `config`
-      or `flows` column have none of them. -#}
+      flows' checkpoints), or none before the first run. -#}
   {%- set query -%}select * from {{ runs_relation }} order by run_id desc limit 1{%- endset -%}
   {%- set table = run_query(query) -%}
   {%- if table.rows | length == 0 -%}{{ return(none) }}{%- endif -%}
   {%- set row = table.rows[0] -%}
-  {%- set recorded = 'config' in table.column_names -%}
-  {%- set has_flows = 'flows' in table.column_names -%}
   {{ return({'checkpoint_column': row['checkpoint_column'], 'checkpoint_value': row['checkpoint_value'],
-             'has_config_column': recorded, 'config': fromjson(row['config']) if recorded and row['config'] else none,
-             'has_flows_column': has_flows, 'flows': fromjson(row['flows']) if has_flows and row['flows'] else {}}) }}
+             'config': fromjson(row['config']) if row['config'] else none,
+             'flows': fromjson(row['flows']) if row['flows'] else {}}) }}
 {%- endmacro %}

@@ -1,19 +1,7 @@
 {#- Stage 5, tables (existing state follows the configuration). In: `cfg`, the stored state's
     columns as the run's earlier writes leave them. Out, as the run's writes: per-column
-    sequences or event flags added or dropped as partial updates are turned on or off; the run
-    history gains the `config` column; an SCD2 snapshot model's events from an earlier version
-    replaced by its key-columns-only state. Returns the appended columns the stored SCD2
-    events know of. -#}
-
-{% macro evolve_run_history(runs_relation, previous, writes) -%}
-  {#- A run history written before runs recorded their configuration (or flows) gains the column. -#}
-  {%- set missing = [] -%}
-  {%- for name in ['config', 'flows'] if previous is not none and not previous['has_' ~ name ~ '_column'] -%}
-    {%- do missing.append({'name': name, 'data_type': dbt.type_string()}) -%}
-  {%- endfor -%}
-  {%- do writes.extend(auto_cdc.add_columns(runs_relation, missing)) -%}
-{%- endmacro %}
-
+    sequences or event flags added or dropped as partial updates are turned on or off. Returns
+    the appended columns the stored SCD2 events know of. -#}
 
 {% macro evolve_state(cfg, state, state_columns, writes) -%}
   {#- Keep the state in step with the configuration; returns the value columns the stored SCD2
@@ -36,19 +24,6 @@
   {{ return(auto_cdc._known_columns(cfg, existing)) }}
 {%- endmacro %}
 
-
-{% macro retire_event_state(cfg, state_relation, batch, writes) -%}
-  {#- SCD2 from snapshots: a state that still holds events (written by an earlier version of this
-      package) is replaced by the key-columns-only one. Its events stopped being kept up to date
-      when this version took over, and a rollback to the earlier version would rebuild history
-      from them and delete the rows written since; without them it fails instead. -#}
-  {%- set names = adapter.get_columns_in_relation(state_relation) | map(attribute='name') | map('lower') | list -%}
-  {%- if '__cdc_seq' in names -%}
-    {%- do log("auto_cdc: " ~ cfg.model_name ~ ": SCD2 from snapshots keeps no events; replacing the events in " ~ state_relation
-               ~ " (written by an earlier version of auto_cdc, no longer read) with an empty table", info=true) -%}
-    {%- do writes.extend([auto_cdc.drop_relation_sql(state_relation), auto_cdc.create_state_sql(cfg, state_relation, batch)]) -%}
-  {%- endif -%}
-{%- endmacro %}
 
 
 {% macro _known_columns(cfg, existing) -%}

@@ -3,15 +3,6 @@
     Error naming the flow whose rows have no checkpoint or no version, or whose last version
     read has changed since, before anything is written. -#}
 
-{% macro flow_reading(flow) -%}
-  {#- What a flow's checkpoint measures: a change of it (another checkpoint column, another
-      version expression) makes the recorded checkpoint meaningless, so the flow is read whole. -#}
-  {%- if flow.kind == 'snapshot' -%}
-    {{ return('version: ' ~ auto_cdc._normalized_sql(flow.version)) }}
-  {%- endif -%}
-  {{ return('column: ' ~ (flow.checkpoint_column | lower) if flow.checkpoint_column else none) }}
-{%- endmacro %}
-
 
 {% macro flow_records(cfg, batch, previous) -%}
   {#- {flow name in lower case: {kind, once, reading, checkpoint_value, read, version_rows}}:

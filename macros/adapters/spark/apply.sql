@@ -48,8 +48,7 @@
      union all
      select {{ auto_cdc.quoted_list(keys, 's.') }}{% for column in stored %}, null{% endfor %}
      from {{ arg_dict.state }} as s
-     where s.{{ auto_cdc.seq_first('__cdc_upsert_seq', n) }} is null
-       and s.__cdc_deleted_at < {{ horizon }}
+     where {{ auto_cdc.tombstone_expired(cfg, 's') }}
        and not exists (select 1 from {{ arg_dict.changes }} as t where {{ auto_cdc.keys_match(keys, 't', 's') }})
      {%- endif %})
     {%- endset -%}
@@ -89,13 +88,9 @@
   {%- set rule = auto_cdc.scd2_event_kept(arg_dict) -%}
   {%- set identity = auto_cdc.event_identity(cfg) -%}
   {%- set columns = auto_cdc.event_columns(cfg, arg_dict.known_columns) -%}
-  {%- set partial_flags = [] -%}
-  {%- for column in cfg.value_columns if cfg.partial -%}{%- do partial_flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}
   {%- set events -%}
   (select
-    {%- for column in columns %}
-    {% if column in partial_flags %}({{ column }} or __cdc_arrived_at < {{ rule.horizon }}) as {{ column }}{% else %}{{ auto_cdc.quote_identifier(column) }}{% endif %},
-    {%- endfor %}
+    {{ auto_cdc.compacted_event_columns(cfg, columns, rule.horizon) }},
     {{ rule.kept }} as __cdc_kept
   from {{ arg_dict.history }} as h
   where h.__cdc_new or not {{ rule.kept }} or {{ rule.refixed }})

@@ -1,4 +1,4 @@
-{#- Stage 1's settings, narrowed for on_schema_change='ignore'. In: `cfg` from read_cdc_config()
+{#- Stage 5, tables: the settings narrowed for on_schema_change='ignore'. In: `cfg` from read_cdc_config()
     and the source columns the target lacks. Out: a new cfg that writes only the target's
     columns; the one read stays as it was read. -#}
 

@@ -1,0 +1,94 @@
+{#- Rules more than one stage applies, each written once: what the target's rows are, which
+    events write a column, the truncate watermark, when a tombstone has expired, how a
+    compacted event is fixed, which rows a checkpoint lets through, what a flow's checkpoint
+    measures. -#}
+
+{% macro target_layout(cfg) -%}
+  {#- The target's row identity (what the changes join on) and the columns an update rewrites:
+      SCD1 a row per key; SCD2 a row per key and __START_AT; bitemporal per key, __START_AT and
+      __SYSTEM_START_AT. -#}
+  {%- if cfg.scd_type == '1' -%}
+    {{ return({'identity': cfg.key_columns, 'updated': cfg.value_columns}) }}
+  {%- elif cfg.scd_type == '2' -%}
+    {{ return({'identity': cfg.key_columns + ['__START_AT'], 'updated': cfg.value_columns + ['__END_AT']}) }}
+  {%- endif -%}
+  {{ return({'identity': cfg.key_columns + ['__START_AT', '__SYSTEM_START_AT'],
+             'updated': cfg.value_columns + ['__END_AT', '__SYSTEM_END_AT']}) }}
+{%- endmacro %}
+
+
+{% macro writes_column(cfg, column) -%}
+  {#- SQL condition: does a batch event write `column`? Partial updates decide per column. -#}
+  {%- if cfg.columns_to_update -%}
+    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.column_is_listed('__cdc_ctu', column)) }}
+  {%- elif column in cfg.ignore_null_columns -%}
+    {{ return("__cdc_op = 'upsert' and " ~ auto_cdc.quote_identifier(column) ~ " is not null") }}
+  {%- else -%}
+    {{ return("__cdc_op = 'upsert'") }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro watermark_ctes(cfg, batch, runs) -%}
+  {#- CTEs ending in `watermark`: the truncate watermark after this batch (`__cdc_watermark`). -#}
+  {%- set n = cfg.seq_parts -%}
+  stored_watermark as (
+    select {{ auto_cdc.seq_select('truncate_seq', '__cdc_stored_truncate_seq', n) }}
+    from {{ runs }}
+    order by run_id desc
+    limit 1
+  ),
+  batch_watermark as (
+    select {{ auto_cdc.seq_select('__cdc_seq', '__cdc_batch_truncate_seq', n) }}
+    from {{ batch }}
+    where __cdc_op = 'truncate'
+    order by {{ auto_cdc.seq_order('__cdc_seq', n) }}
+    limit 1
+  ),
+  watermark as (
+    select {{ auto_cdc.seq_greatest('__cdc_stored_truncate_seq', '__cdc_batch_truncate_seq', n, '__cdc_watermark') }}
+    from (select 1 as __cdc_one) as one
+    left join stored_watermark on 1 = 1
+    left join batch_watermark on 1 = 1
+  )
+{%- endmacro %}
+
+
+{% macro tombstone_expired(cfg, alias) -%}
+  {#- SQL condition on a state row (`alias`): a tombstone past its retention, which is
+      forgotten, so late upserts pass it again. -#}
+  {{ return(alias ~ '.' ~ auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts) ~ ' is null and ' ~ alias ~ '.__cdc_deleted_at < '
+            ~ auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now)) }}
+{%- endmacro %}
+
+
+{% macro compacted_event_columns(cfg, columns, horizon) -%}
+  {#- The select list of stored SCD2 events `columns`, a compacted event's partial-update flags
+      true: an event older than `horizon` has had its values filled in. -#}
+  {%- set flags = [] -%}
+  {%- for column in cfg.value_columns if cfg.partial -%}{%- do flags.append(auto_cdc.event_flag(column)) -%}{%- endfor -%}
+  {%- set selected = [] -%}
+  {%- for column in columns -%}
+    {%- do selected.append('(' ~ column ~ ' or __cdc_arrived_at < ' ~ horizon ~ ') as ' ~ column if column in flags
+                           else auto_cdc.quote_identifier(column)) -%}
+  {%- endfor -%}
+  {{ return(selected | join(',\n    ')) }}
+{%- endmacro %}
+
+
+{% macro after_checkpoint(expr, data_type, value) -%}
+  {#- SQL condition: `expr` above a checkpoint recorded as text, compared in its own type, or
+      NULL: a row without a checkpoint value is read, so validation reports it instead of
+      skipping it for ever. -#}
+  {{ return('(' ~ expr ~ ' > cast(' ~ auto_cdc.string_literal(value) ~ ' as ' ~ data_type ~ ') or ' ~ expr ~ ' is null)') }}
+{%- endmacro %}
+
+
+{% macro flow_reading(flow) -%}
+  {#- What a flow's checkpoint measures: a change of it (another checkpoint column, another
+      version expression) makes the recorded checkpoint meaningless, so the flow is read whole. -#}
+  {%- if flow.kind == 'snapshot' -%}
+    {{ return('version: ' ~ auto_cdc.normalized_sql(flow.version)) }}
+  {%- endif -%}
+  {{ return('column: ' ~ (flow.checkpoint_column | lower) if flow.checkpoint_column else none) }}
+{%- endmacro %}
