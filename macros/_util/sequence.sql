@@ -80,7 +80,7 @@
 {%- endmacro %}
 
 {% macro default__seq_value(parts, cfg) -%}
-  {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': a `sequence_by` list with stored_as_scd_type=2 is not supported on "
+  {%- do auto_cdc.model_error(cfg.model_name, "a `sequence_by` list with stored_as_scd_type=2 is not supported on "
       ~ adapter.type() ~ " yet; combine the parts into one orderable column in the model query.") -%}
 {%- endmacro %}
 

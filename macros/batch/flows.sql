@@ -15,7 +15,7 @@
     {%- set recorded = read_before.get(flow.name | lower) -%}
     {%- set filter = auto_cdc.flow_filter(flow, recorded, sequence_types[flow.name][0], empty_run) -%}
     {%- if flow.once and filter is none and previous is not none and not empty_run -%}
-      {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ flow.name ~ "' is a once flow this model has not read"
+      {%- do auto_cdc.model_warning(cfg.model_name, "flow '" ~ flow.name ~ "' is a once flow this model has not read"
           ~ " rows from before: it is read now, in full. Its rows older than deletes whose tombstones have expired (`tombstone_retention`)"
           ~ " bring those keys back; remove the flow if it was read under another name.") -%}
     {%- endif -%}
@@ -152,7 +152,7 @@
   {%- set first = cfg.flows[0].name -%}
   {%- for flow in cfg.flows if types[flow.name] | map('lower') | list != types[first] | map('lower') | list -%}
     {%- set order_by = {'snapshot': 'its version', 'cdc': '`sequence_by`'} -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ first ~ "' orders its rows by " ~ order_by[cfg.flows[0].kind]
+    {%- do auto_cdc.model_error(cfg.model_name, "flow '" ~ first ~ "' orders its rows by " ~ order_by[cfg.flows[0].kind]
         ~ ", of type " ~ types[first] | join(', ') ~ "; flow '" ~ flow.name ~ "' by " ~ order_by[flow.kind] ~ ", of type " ~ types[flow.name] | join(', ')
         ~ "; nothing was written. Snapshot versions and change-event sequences form one ordering, so they must have one type: cast"
         ~ " one of them (e.g. version='cast(dump_lsn as bigint)').") -%}

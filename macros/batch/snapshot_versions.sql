@@ -67,7 +67,7 @@
 
 
 {% macro version_error(model_name, message) -%}
-  {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model_name ~ "': " ~ message ~ "; nothing was written.") -%}
+  {%- do auto_cdc.model_error(model_name, message ~ "; nothing was written.") -%}
 {%- endmacro %}
 
 
@@ -141,7 +141,7 @@
   {%- do auto_cdc.check_version_type(model.name, auto_cdc.column_type(temps.current_version, 'version'), temps) -%}
   {%- set stale = run_query(auto_cdc.stale_versions_sql(temps)).rows -%}
   {%- if stale | length > 0 -%}
-    {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': snapshot version " ~ stale[0][0]
+    {%- do auto_cdc.model_warning(model.name, "snapshot version " ~ stale[0][0]
         ~ " is not above the last processed version; skipped. Versions are applied in ascending order.") -%}
     {{ return(false) }}
   {%- endif -%}

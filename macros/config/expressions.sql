@@ -16,7 +16,7 @@
   {%- endfor -%}
   {%- for query in queries -%}
     {%- for name, expr in query.expressions -%}
-      {%- set message = "auto_cdc: model '" ~ cfg.model_name ~ "': `" ~ name ~ "` (" ~ expr ~ ") cannot be evaluated on " ~ query.rows ~ ";"
+      {%- set message = auto_cdc.about_model(cfg.model_name) ~ "`" ~ name ~ "` (" ~ expr ~ ") cannot be evaluated on " ~ query.rows ~ ";"
           ~ " nothing was written. It is SQL over their columns (" ~ (query.columns | join(', '))
           ~ "): check the column names, their quoting (PostgreSQL folds unquoted names to lower case) and the syntax." -%}
       {%- set probe -%}select ({{ expr }}) as probe from ({{ query.sql }}) as src where false{%- endset -%}

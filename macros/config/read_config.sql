@@ -39,9 +39,7 @@
                                           'file_format': (config.get('file_format') or 'iceberg') != 'iceberg'}, errors) -%}
 
   {%- if errors -%}
-    {%- do exceptions.raise_compiler_error(
-          "auto_cdc: model '" ~ model.name ~ "' is not configured correctly; nothing was written.\n  - "
-          ~ (errors | join('\n  - '))) -%}
+    {%- do auto_cdc.configuration_errors(model.name, errors) -%}
   {%- endif -%}
 
   {#- history_from_open_rows: SCD2 from snapshots stores no events. Versions only grow, so a key's

@@ -10,8 +10,8 @@
     {%- if auto_cdc._config_value(name) is not none -%}{%- do given.append((way, name)) -%}{%- endif -%}
   {%- endfor -%}
   {%- if given | length > 1 -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "' is not configured correctly; nothing was written.\n  - set at most one of "
-        ~ (given | map(attribute=1) | join(', ')) ~ ": each is a different way of naming snapshot versions.") -%}
+    {%- do auto_cdc.configuration_errors(model.name, ["set at most one of " ~ (given | map(attribute=1) | join(', '))
+        ~ ": each is a different way of naming snapshot versions."]) -%}
   {%- endif -%}
   {%- if not given -%}{{ return({'way': 'run', 'value': none, 'config': none}) }}{%- endif -%}
   {%- set way, name = given[0] -%}
@@ -28,7 +28,7 @@
     {%- set problem = "`" ~ name ~ "` must be a non-empty string." -%}
   {%- endif -%}
   {%- if problem -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "' is not configured correctly; nothing was written.\n  - " ~ problem) -%}
+    {%- do auto_cdc.configuration_errors(model.name, [problem]) -%}
   {%- endif -%}
   {{ return({'way': way, 'value': value, 'config': name}) }}
 {%- endmacro %}

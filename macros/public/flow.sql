@@ -10,7 +10,7 @@
     {%- do problems.append("is in a model materialized as '" ~ model.config.materialized ~ "': flows are read by materialized='auto_cdc' only") -%}
   {%- endif -%}
   {%- if problems -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "': flow '" ~ name ~ "' "
+    {%- do auto_cdc.model_error(model.name, "flow '" ~ name ~ "' "
         ~ (problems | join('; ')) ~ ". Example: {{ auto_cdc.flow('cdc', source('crm', 'users_cdc'), checkpoint_column='_loaded_at') }}") -%}
   {%- endif %}
 /* auto_cdc.flow {{ tojson(spec) }} */

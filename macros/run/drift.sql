@@ -32,14 +32,14 @@
     {%- endif -%}
   {%- endfor -%}
   {%- if errors -%}
-    {%- do exceptions.raise_compiler_error(
-          "auto_cdc: model '" ~ model.name ~ "': the configuration changed in a way its stored state cannot follow; nothing was written.\n  - "
+    {%- do auto_cdc.model_error(model.name,
+          "the configuration changed in a way its stored state cannot follow; nothing was written.\n  - "
           ~ (errors | join('\n  - ')) ~ "\nSet it back, or rebuild with `dbt run --full-refresh -s " ~ model.name ~ "` "
           ~ ("(it starts again from the current snapshot: earlier snapshot versions cannot be rebuilt)." if snapshot
              else "(events the model query no longer returns are lost).")) -%}
   {%- endif -%}
   {%- for warning in warnings -%}
-    {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': " ~ warning) -%}
+    {%- do auto_cdc.model_warning(model.name, warning) -%}
   {%- endfor -%}
 {%- endmacro %}
 

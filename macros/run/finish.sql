@@ -13,7 +13,7 @@
   {#- auto_cdc_from_snapshot with no new snapshot: nothing to apply. -#}
   {%- do log("auto_cdc: " ~ model.name ~ ": no new snapshot; nothing to apply.", info=true) -%}
   {%- if existing_relation is none -%}
-    {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': no snapshot is available yet, so " ~ target
+    {%- do auto_cdc.model_warning(model.name, "no snapshot is available yet, so " ~ target
         ~ " is not created; it will be with the first snapshot.") -%}
   {%- endif -%}
   {%- do auto_cdc.report({'num_upserted_rows': 0, 'num_deleted_rows': 0}) -%}

@@ -35,7 +35,7 @@
   {%- if missed and found is none -%}
     {%- do auto_cdc._warn_change_feed_starts(relation, target) -%}
   {%- elif missed -%}
-    {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': `change_feed` was off in the last run, so " ~ relation
+    {%- do auto_cdc.model_warning(model.name, "`change_feed` was off in the last run, so " ~ relation
         ~ " lacks the changes made since it was turned off; it records again from this run on."
         ~ " Consumers that read it before fail until rebuilt with `--full-refresh`.") -%}
   {%- endif -%}
@@ -128,7 +128,7 @@
     {%- else -%}
       {%- set verdict = auto_cdc.type_change(stored.data_type, column.data_type) -%}
       {%- if verdict == 'incompatible' -%}
-        {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "': " ~ table ~ "." ~ column.name ~ " is now of type "
+        {%- do auto_cdc.model_error(model.name, table ~ "." ~ column.name ~ " is now of type "
             ~ column.data_type ~ ", but its change feed " ~ feed ~ " holds " ~ stored.data_type ~ ", which cannot take it; nothing was written."
             ~ " Cast it back in the model query, or rename or drop " ~ feed ~ " (its consumers then need `--full-refresh`).") -%}
       {%- elif verdict != 'fits' -%}
@@ -147,7 +147,7 @@
 
 {% macro _warn_change_feed_starts(feed, target) -%}
   {#- The target is intact, so the run goes on: the change feed starts now. -#}
-  {%- do exceptions.warn("auto_cdc: model '" ~ model.name ~ "': `change_feed` is on and " ~ target ~ " exists, but " ~ feed
+  {%- do auto_cdc.model_warning(model.name, "`change_feed` is on and " ~ target ~ " exists, but " ~ feed
       ~ " does not: creating it; it records the changes of this run on (earlier changes are not in it)."
       ~ " Consumers that read an earlier change feed of this model fail until rebuilt with `--full-refresh`.") -%}
 {%- endmacro %}
@@ -156,7 +156,7 @@
 {% macro _fail_orphaned_change_feed(feed, target) -%}
   {#- The target is gone but its change feed is not: consumers hold changes of rows no one will
       ever delete, and a new target would be recorded as inserts on top of them. -#}
-  {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model.name ~ "': its change feed " ~ feed ~ " exists, but " ~ target
+  {%- do auto_cdc.model_error(model.name, "its change feed " ~ feed ~ " exists, but " ~ target
       ~ " and its state do not; nothing was written. Consumers of the change feed hold rows of the old target, which a new one would"
       ~ " silently add to. Restore the model's tables, or drop " ~ feed ~ " and rebuild its consumers with `--full-refresh`.") -%}
 {%- endmacro %}

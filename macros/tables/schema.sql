@@ -18,12 +18,12 @@
   {%- set target_names = target_columns | map(attribute='name') | map('lower') | list -%}
   {%- set built_as = '1' if '__start_at' not in target_names else ('bitemporal' if '__system_start_at' in target_names else '2') -%}
   {%- if built_as != cfg.scd_type -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': `stored_as_scd_type` changed to " ~ cfg.scd_type
+    {%- do auto_cdc.model_error(cfg.model_name, "`stored_as_scd_type` changed to " ~ cfg.scd_type
         ~ " since " ~ target ~ " was built; nothing was written. Rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
   {%- endif -%}
   {%- for key in cfg.key_columns -%}
     {%- if key | lower not in target_names -%}
-      {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': key column '" ~ key
+      {%- do auto_cdc.model_error(cfg.model_name, "key column '" ~ key
           ~ "' is not in the existing table " ~ target ~ "; nothing was written. The keys changed: rebuild with `dbt run --full-refresh -s "
           ~ cfg.model_name ~ "`.") -%}
     {%- endif -%}
@@ -45,7 +45,7 @@
   {%- if not new_columns -%}{{ return(change) }}{%- endif -%}
 
   {%- if cfg.on_schema_change == 'fail' -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': the model query has new column(s) "
+    {%- do auto_cdc.model_error(cfg.model_name, "the model query has new column(s) "
         ~ (new_columns | join(', ')) ~ " that " ~ target ~ " lacks, and on_schema_change='fail'; nothing was written. "
         ~ "Set on_schema_change='append_new_columns' or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
   {%- elif cfg.on_schema_change == 'append_new_columns' -%}
@@ -88,7 +88,7 @@
   {%- if not unwritten -%}{{ return(none) }}{%- endif -%}
   {%- set rebuild = "rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "` ("
       ~ ("it starts again from the current snapshot" if cfg.snapshot else "from the whole model query") ~ ")" -%}
-  {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': " ~ target ~ " has column(s) " ~ (unwritten | join(', '))
+  {%- do auto_cdc.model_warning(cfg.model_name, target ~ " has column(s) " ~ (unwritten | join(', '))
       ~ " that the model no longer writes (the query does not return them, or a column list leaves them out): they keep the"
       ~ " values last written, and rows inserted from now on (SCD2: new versions too) have NULL there."
       ~ (" The new column(s) " ~ (new_columns | join(', ')) ~ " are NULL in the rows already there that no event of this run writes." if new_columns and cfg.on_schema_change == 'append_new_columns' else '')
@@ -181,7 +181,7 @@
         ~ " that cannot be widened in place. Cast it back in the model query, or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
   {%- endif -%}
   {%- if errors -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': a column's type changed in a way the stored tables cannot follow;"
+    {%- do auto_cdc.model_error(cfg.model_name, "a column's type changed in a way the stored tables cannot follow;"
         ~ " nothing was written.\n  - " ~ (errors | join('\n  - '))) -%}
   {%- endif -%}
   {%- do writes.extend(statements) -%}

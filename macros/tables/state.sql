@@ -12,7 +12,7 @@
   {%- set required = auto_cdc.seq_names('__cdc_upsert_seq', cfg.seq_parts) + auto_cdc.seq_names('__cdc_delete_seq', cfg.seq_parts)
                      if cfg.scd_type == '1' else auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   {%- if required | reject('in', existing) | list -%}
-    {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': `sequence_by` now has " ~ cfg.seq_parts
+    {%- do auto_cdc.model_error(cfg.model_name, "`sequence_by` now has " ~ cfg.seq_parts
         ~ " part(s), which does not match the stored state; nothing was written. Rebuild with `dbt run --full-refresh -s "
         ~ cfg.model_name ~ "`.") -%}
   {%- endif -%}

@@ -155,7 +155,7 @@
     {%- if shortest is not none and (shortest != longest or (stored_width is not none and stored_width != shortest)) -%}
       {%- set seen = ("values of widths " ~ shortest ~ " to " ~ longest) if shortest != longest
                      else ("values of width " ~ shortest ~ ", the stored ones of width " ~ stored_width) -%}
-      {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': " ~ auto_cdc._source_label(cfg, column.name) ~ " is of type "
+      {%- do auto_cdc.model_warning(cfg.model_name, auto_cdc._source_label(cfg, column.name) ~ " is of type "
           ~ auto_cdc.type_label(column) ~ " and orders as text ('150' before '50', '9' after '10'), and this run has " ~ seen
           ~ ". If it holds numbers or timestamps, cast it ("
           ~ ("e.g. sequence_by='cast(... as bigint)'" if not cfg.snapshot else "e.g. cast(version as bigint)")

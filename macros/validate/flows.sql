@@ -69,7 +69,7 @@
   {%- for flow in cfg.flows if flow.kind == 'snapshot' and not flow.once -%}
     {%- set before = recorded.get(flow.name | lower) or {} -%}
     {%- if before.get('kind') == 'snapshot' and before.get('reading') != auto_cdc.flow_reading(flow) -%}
-      {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ cfg.model_name ~ "': flow '" ~ flow.name ~ "' was read by "
+      {%- do auto_cdc.model_error(cfg.model_name, "flow '" ~ flow.name ~ "' was read by "
           ~ before.reading ~ " and is now read by " ~ auto_cdc.flow_reading(flow) ~ "; nothing was written. Its versions are sequences in"
           ~ " the stored state, in the old expression's terms: rebuild with `dbt run --full-refresh -s " ~ cfg.model_name
           ~ "`, or restore the old expression.") -%}

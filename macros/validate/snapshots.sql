@@ -67,7 +67,7 @@
   {%- set late_query -%}select __cdc_version from {{ temps.read_versions }} where not __cdc_applied order by 1{%- endset -%}
   {%- set late = run_query(late_query).rows -%}
   {%- if late | length > 0 -%}
-    {%- do exceptions.warn("auto_cdc: model '" ~ cfg.model_name ~ "': snapshot version(s) " ~ (late | map(attribute=0) | join(', '))
+    {%- do auto_cdc.model_warning(cfg.model_name, "snapshot version(s) " ~ (late | map(attribute=0) | join(', '))
         ~ " arrived after a later version was applied; skipped. Versions are applied in ascending order.") -%}
   {%- endif -%}
 {%- endmacro %}

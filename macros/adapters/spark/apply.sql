@@ -163,7 +163,7 @@
 {% macro fence_check_sql(fence) -%}
   {#- A boolean expression that is true while every table is at the snapshot noted, and fails
       the statement otherwise. -#}
-  {%- set message = "auto_cdc: model '" ~ model.name ~ "': another run wrote "
+  {%- set message = auto_cdc.about_model(model.name) ~ "another run wrote "
       ~ (fence.relations | join(', ')) ~ " while this run was reading them; nothing was written. Run the model again"
       ~ " (and schedule one run of a model at a time)." -%}
   case when
