@@ -4,17 +4,17 @@
     and a snapshot flow's new versions, each as a truncate at the version (every key not in it
     is deleted then) followed by an upsert of each of its rows at the version. -#}
 
-{% macro fill_flows_batch(cfg, temps, previous, empty_run) -%}
+{% macro fill_flows_batch(cfg, temps, last_run, empty_run) -%}
   {#- The batch's columns are those of every flow (a flow's missing ones stay NULL), typed by
       the first flow that has them; then each flow's rows are inserted by name. -#}
   {%- set sequence_types = auto_cdc.flow_sequence_types(cfg, temps.probe) -%}
   {%- set batch = temps.batch -%}
-  {%- set read_before = previous.flows if previous else {} -%}
+  {%- set read_before = last_run.flows if last_run else {} -%}
   {%- set statements = [auto_cdc.create_temp_table(batch, auto_cdc.flows_batch_shape_sql(cfg))] -%}
   {%- for flow in cfg.flows -%}
     {%- set recorded = read_before.get(flow.name | lower) -%}
     {%- set filter = auto_cdc.flow_filter(flow, recorded, sequence_types[flow.name][0], empty_run) -%}
-    {%- if flow.once and filter is none and previous is not none and not empty_run -%}
+    {%- if flow.once and filter is none and last_run is not none and not empty_run -%}
       {%- do auto_cdc.model_warning(cfg.model_name, "flow '" ~ flow.name ~ "' is a once flow this model has not read"
           ~ " rows from before: it is read now, in full. Its rows older than deletes whose tombstones have expired (`tombstone_retention`)"
           ~ " bring those keys back; remove the flow if it was read under another name.") -%}

@@ -5,21 +5,21 @@
     previous new version. A single new snapshot is joined with the current rows; several are
     ranked by version and compared per key with window functions. -#}
 
-{% macro snapshot_events_sql(cfg, snapshots, read_versions, previous, n_versions) -%}
+{% macro snapshot_events_sql(cfg, snapshots, read_versions, applied, n_versions) -%}
   {#- `read_versions`: every version read (a snapshot may have no rows); `n_versions` of them are
-      applied. `previous`: the target, or none when nothing was applied yet. The result has the
+      applied. `applied`: the rows applied so far (the target), or none when nothing was applied yet. The result has the
       shape of an auto_cdc batch: keys, written columns, __cdc_op, __cdc_seq (the version). -#}
   {%- if n_versions == 1 -%}
-    {{ return(adapter.dispatch('snapshot_diff_sql', 'auto_cdc')(cfg, snapshots, read_versions, previous)) }}
+    {{ return(adapter.dispatch('snapshot_diff_sql', 'auto_cdc')(cfg, snapshots, read_versions, applied)) }}
   {%- endif -%}
-  {{ return(adapter.dispatch('snapshot_series_sql', 'auto_cdc')(cfg, snapshots, read_versions, previous)) }}
+  {{ return(adapter.dispatch('snapshot_series_sql', 'auto_cdc')(cfg, snapshots, read_versions, applied)) }}
 {%- endmacro %}
 
 
-{% macro previous_rows_sql(cfg, previous) -%}
+{% macro applied_rows_sql(cfg, applied) -%}
   {#- What the last applied snapshot left: the target's current rows. -#}
   select {{ auto_cdc.quoted_list(cfg.key_columns + cfg.value_columns) }}
-  from {{ previous }}
+  from {{ applied }}
   {%- if cfg.scd_type == '2' %}
   where {{ auto_cdc.quote_identifier('__END_AT') }} is null
   {%- endif %}
@@ -38,7 +38,7 @@
 {%- endmacro %}
 
 
-{% macro default__snapshot_diff_sql(cfg, snapshots, read_versions, previous) -%}
+{% macro default__snapshot_diff_sql(cfg, snapshots, read_versions, applied) -%}
   {#- One new snapshot: a full join with the current rows by key finds the new, changed and
       vanished keys in one hash join (5x faster than ranking on PostgreSQL, measured). -#}
   {%- set columns = cfg.key_columns + cfg.value_columns -%}
@@ -51,13 +51,13 @@
     from {{ snapshots }} as s
     join version as v on s.__cdc_version = v.__cdc_version
   )
-  {%- if previous is none %}
+  {%- if applied is none %}
   select snapshot.*, 'upsert' as __cdc_op, v.__cdc_version as __cdc_seq
   from snapshot
   cross join version as v
   {%- else %},
   previous_rows as (
-    {{ auto_cdc.previous_rows_sql(cfg, previous) }}
+    {{ auto_cdc.applied_rows_sql(cfg, applied) }}
   )
   select
     {%- for key in cfg.key_columns %}
@@ -81,7 +81,7 @@
 {%- endmacro %}
 
 
-{% macro default__snapshot_series_sql(cfg, snapshots, read_versions, previous) -%}
+{% macro default__snapshot_series_sql(cfg, snapshots, read_versions, applied) -%}
   {%- set keys = auto_cdc.quoted_list(cfg.key_columns) -%}
   {%- set columns = cfg.key_columns + cfg.value_columns -%}
   with versions as (
@@ -90,9 +90,9 @@
     where __cdc_applied
   ),
   snapshot_rows as (
-    {%- if previous is not none %}
+    {%- if applied is not none %}
     select previous_rows.*, 0 as __cdc_rank
-    from ({{ auto_cdc.previous_rows_sql(cfg, previous) }}) as previous_rows
+    from ({{ auto_cdc.applied_rows_sql(cfg, applied) }}) as previous_rows
     union all
     {%- endif %}
     select {{ auto_cdc.quoted_list(columns, 's.') }}, v.__cdc_rank

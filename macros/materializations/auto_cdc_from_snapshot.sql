@@ -5,7 +5,7 @@
 {% materialization auto_cdc_from_snapshot, default %}
   {%- do auto_cdc.check_adapter() -%}
   {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set state = auto_cdc.state_relations(target_relation) -%}
+  {%- set cdc_tables = auto_cdc.state_relations(target_relation) -%}
   {%- set temps = auto_cdc.temp_relations(target_relation) -%}
   {%- set versions = auto_cdc.snapshot_version_source() -%}
   {%- set empty_run = auto_cdc.is_empty_run() -%}
@@ -18,40 +18,40 @@
   {#- Create, rebuild or continue after the last processed version? The model's tables exist
       together or not at all. The way versions are named is known before any snapshot is read:
       checked first. -#}
-  {%- set model_tables = [target_relation, state.state, state.runs, state.versions] -%}
+  {%- set model_tables = [target_relation, cdc_tables.state, cdc_tables.runs, cdc_tables.versions] -%}
   {%- set existing = auto_cdc.existing_relations(model_tables) -%}
   {%- set mode = auto_cdc.run_mode(model_tables, existing) -%}
   {%- set rebuild = mode != 'apply' -%}
-  {%- set previous = none if rebuild else auto_cdc.last_run(state.runs) -%}
-  {%- do auto_cdc.check_config_drift({'materialized': model.config.materialized, 'snapshot_versions': versions.way}, previous) -%}
+  {%- set last_run = none if rebuild else auto_cdc.read_last_run(cdc_tables.runs) -%}
+  {%- do auto_cdc.check_config_drift({'materialized': model.config.materialized, 'snapshot_versions': versions.way}, last_run) -%}
 
   {#- `--empty` reads no snapshot and changes nothing that exists. Otherwise: is there a snapshot
       to read? (The model query may read the version chosen, so it runs only once one is.) -#}
   {%- set untouched = empty_run and mode != 'create' -%}
-  {%- set found = not untouched and auto_cdc.choose_first_version(versions, temps, none if rebuild else state.versions, empty_run) -%}
+  {%- set found = not untouched and auto_cdc.choose_first_version(versions, temps, none if rebuild else cdc_tables.versions, empty_run) -%}
 
   {%- set writes = [] -%}
   {%- set batch_sql = [] -%}
   {%- if found -%}
     {#- 1. Configuration, read against the model query's columns and the stored state. -#}
     {%- set source = auto_cdc.query_columns(sql, temps.probe) -%}
-    {%- set cfg = auto_cdc.read_cdc_config(source, state.seq_type, versions) -%}
-    {%- do auto_cdc.check_config_drift(cfg.state_config, previous) -%}
+    {%- set cfg = auto_cdc.read_cdc_config(source, cdc_tables.seq_type, versions) -%}
+    {%- do auto_cdc.check_config_drift(cfg.state_config, last_run) -%}
     {%- do auto_cdc.check_version_column_type(cfg, source, temps, rebuild) -%}
 
     {#- 3. Batch: the snapshots, then (4. validated) compared into one batch of events. -#}
     {%- do batch_sql.extend(auto_cdc.read_snapshots(cfg, versions, temps, auto_cdc.no_rows_sql(sql) if empty_run else sql,
-                                                    none if rebuild else state.versions, catch_up=not empty_run)) -%}
+                                                    none if rebuild else cdc_tables.versions, catch_up=not empty_run)) -%}
     {%- do auto_cdc.validate_snapshots(cfg, temps) -%}
     {%- set snapshot_columns = adapter.get_columns_in_relation(temps.snapshots) -%}
-    {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns, temps.snapshots, none if rebuild else state.versions) -%}
+    {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns, temps.snapshots, none if rebuild else cdc_tables.versions) -%}
     {%- do auto_cdc.enforce_contract(cfg, auto_cdc.snapshot_rows_as_batch(temps.snapshots)) -%}
     {#- 5. Tables: they follow the snapshots' columns and types. From here on the run collects its
            writes, built from what it has read, and applies them together (7. apply_writes). The
            snapshots are compared with the target as those writes leave it (appended columns NULL). -#}
     {%- set schema = {'appended': [], 'ignored': [], 'tables': {}} -%}
     {%- if not rebuild -%}
-      {%- set schema = auto_cdc.reconcile_schema(cfg, target_relation, snapshot_columns, state, writes) -%}
+      {%- set schema = auto_cdc.reconcile_schema(cfg, target_relation, snapshot_columns, cdc_tables, writes) -%}
       {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
     {%- endif -%}
     {%- set compared_with = none if rebuild else auto_cdc.target_as_written(target_relation, schema.appended, snapshot_columns) -%}
@@ -59,30 +59,30 @@
         compared_with, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op'])) -%}
     {%- do auto_cdc.check_mass_delete(cfg, temps.batch, temps.snapshots, temps.read_versions, compared_with) -%}
 
-    {%- set feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, previous, writes) -%}
+    {%- set change_feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, last_run, writes) -%}
     {%- set known_columns = [] -%}
     {%- if rebuild -%}
-      {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, state, existing, writes, feed) -%}
-      {%- do writes.append(auto_cdc.create_versions_table_sql(state.versions, temps.read_versions)) -%}
+      {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, cdc_tables, existing, writes, change_feed) -%}
+      {%- do writes.append(auto_cdc.create_versions_table_sql(cdc_tables.versions, temps.read_versions)) -%}
     {%- elif cfg.history_from_open_rows -%}
       {#- SCD2 keeps no events: the open rows never carried the columns this run appends. -#}
       {%- set known_columns = schema.appended -%}
     {%- else -%}
-      {%- set known_columns = auto_cdc.evolve_state(cfg, state.state, schema.tables.state, writes) -%}
+      {%- set known_columns = auto_cdc.evolve_state(cfg, cdc_tables.state, schema.tables.state, writes) -%}
     {%- endif -%}
-    {%- set target_columns = schema.tables.target if not rebuild else (auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if feed else []) -%}
-    {%- set feed = auto_cdc.prepare_change_feed(feed, target_relation, target_columns, writes) -%}
+    {%- set target_columns = schema.tables.target if not rebuild else (auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if change_feed else []) -%}
+    {%- set change_feed = auto_cdc.prepare_change_feed(change_feed, target_relation, target_columns, writes) -%}
 
     {#- 6-8. Resolve, apply and record (the versions too); then the metrics, read back. -#}
     {%- set arg_dict = {
         'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
-        'target': target_relation, 'state': state.state, 'runs': state.runs, 'known_columns': known_columns,
-        'fence': none if rebuild else auto_cdc.read_fence(existing, temps), 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': feed,
+        'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'known_columns': known_columns,
+        'fence': none if rebuild else auto_cdc.read_fence(existing, temps), 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': change_feed,
         'previous_checkpoint': none,
     } -%}
     {%- if not empty_run -%}
       {%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}
-      {%- do writes.append(auto_cdc.record_versions_sql(state.versions, temps.read_versions, state.runs)) -%}
+      {%- do writes.append(auto_cdc.record_versions_sql(cdc_tables.versions, temps.read_versions, cdc_tables.runs)) -%}
     {%- endif -%}
   {%- endif -%}
   {%- do auto_cdc.apply_writes(writes, post_hooks, batch_sql) -%}

@@ -35,9 +35,9 @@
   {%- set renames = {old | lower: new, auto_cdc.event_known(old): auto_cdc.event_known(new), auto_cdc.event_flag(old): auto_cdc.event_flag(new)} -%}
   {%- set old_prefix = auto_cdc.column_seq_prefix(old) -%}
   {%- set new_prefix = auto_cdc.column_seq_prefix(new) -%}
-  {%- set state = auto_cdc.state_relations(target) -%}
+  {%- set cdc_tables = auto_cdc.state_relations(target) -%}
   {%- set statements = [] -%}
-  {%- for relation in [target, state.state, auto_cdc.change_feed_relation(target)] -%}
+  {%- for relation in [target, cdc_tables.state, auto_cdc.change_feed_relation(target)] -%}
     {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is not none -%}
       {%- for column in adapter.get_columns_in_relation(relation) -%}
         {%- set name = column.name | lower -%}

@@ -3,13 +3,13 @@
     state cannot follow, a warning for one it can; what each change does is the field table's
     (config/fields.sql). -#}
 
-{% macro check_config_drift(now, previous) -%}
+{% macro check_config_drift(now, last_run) -%}
   {#- The stored state was built under the configuration the last run recorded. A change the
       state cannot follow fails before anything is written; a change that only shapes future
       events is applied and named in a warning (README, "Configuration changes between runs").
       `now`: the state_config of read_cdc_config(), or a part of it known earlier. -#}
-  {%- if previous is none or previous.config is none -%}{{ return(none) }}{%- endif -%}
-  {%- set before = previous.config -%}
+  {%- if last_run is none or last_run.config is none -%}{{ return(none) }}{%- endif -%}
+  {%- set before = last_run.config -%}
   {%- set snapshot = now.materialized == 'auto_cdc_from_snapshot' -%}
   {%- set changes = {} -%}
   {%- for name, field in auto_cdc.run_records().items() | list + auto_cdc.config_fields().items() | list if field.change -%}

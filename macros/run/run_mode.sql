@@ -156,7 +156,7 @@
 {%- endmacro %}
 
 
-{% macro last_run(runs_relation) -%}
+{% macro read_last_run(runs_relation) -%}
   {#- The latest run's row as a dict (its checkpoint, the configuration it ran with and its
       flows' checkpoints), or none before the first run. -#}
   {%- set query -%}select * from {{ runs_relation }} order by run_id desc limit 1{%- endset -%}

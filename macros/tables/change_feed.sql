@@ -11,7 +11,7 @@
 {%- endmacro %}
 
 
-{% macro open_change_feed(cfg, target, existing, mode, previous, writes) -%}
+{% macro open_change_feed(cfg, target, existing, mode, last_run, writes) -%}
   {#- Before the tables stage, which drops the old target on a full refresh: its rows are
       recorded as deletes first, so consumers of the change feed see the rebuild as a delete
       of every old row and an insert of every new one. `existing`: existing_relations() of
@@ -30,7 +30,7 @@
 
   {#- A change feed that missed changes (dropped, or off in the last run) skips one run id: a
       consumer that read it before then sees a run it cannot account for and fails (changes()). -#}
-  {%- set was_off = previous is not none and previous.config is not none and previous.config.get('change_feed') is sameas false -%}
+  {%- set was_off = last_run is not none and last_run.config is not none and last_run.config.get('change_feed') is sameas false -%}
   {%- set missed = (found is none and mode != 'create' and existing[0] is not none) or (found is not none and was_off) -%}
   {%- if missed and found is none -%}
     {%- do auto_cdc._warn_change_feed_starts(relation, target) -%}

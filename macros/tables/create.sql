@@ -3,14 +3,14 @@
     snapshots the processed versions), empty; under a contract the target has the contract's
     DDL and constraints. -#}
 
-{% macro rebuild_tables(cfg, batch, target, state, existing, writes, feed=none) -%}
+{% macro rebuild_tables(cfg, batch, target, cdc_tables, existing, writes, feed=none) -%}
   {#- First run or full refresh: drop whatever of the model's tables exists (`existing`, none
       for the missing ones), then create them empty, typed after the batch. Among the run's
       writes, so a failure later in the run keeps the old tables. With a change feed the run
       history's rows are kept (their ids, times and counts): a consumer checks that every run
       since it last read either is in the change feed or changed nothing (changes()). -#}
   {%- set old_runs = existing[2] if feed is not none and feed.existed else none -%}
-  {%- set kept = state.runs.incorporate(path={'identifier': auto_cdc.derived_name(target.identifier, '__cdc_runs_kept')}) -%}
+  {%- set kept = cdc_tables.runs.incorporate(path={'identifier': auto_cdc.derived_name(target.identifier, '__cdc_runs_kept')}) -%}
   {%- set columns = ['run_id', 'invocation_id', 'applied_at', 'full_refresh', 'num_events', 'num_upserted_rows', 'num_deleted_rows'] -%}
   {%- if old_runs is not none -%}
     {%- do writes.extend([auto_cdc.drop_relation_sql(kept),
@@ -20,14 +20,14 @@
     {%- do writes.append(auto_cdc.drop_relation_sql(relation)) -%}
   {%- endfor -%}
   {%- do writes.append(auto_cdc.drop_sequence_type(cfg)) -%}
-  {%- do writes.extend(auto_cdc.create_state_tables_sql(cfg, batch, target, state)) -%}
+  {%- do writes.extend(auto_cdc.create_state_tables_sql(cfg, batch, target, cdc_tables)) -%}
   {%- if old_runs is not none -%}
-    {%- do writes.extend([auto_cdc.append_rows_sql(state.runs, columns, 'select * from ' ~ kept), auto_cdc.drop_relation_sql(kept)]) -%}
+    {%- do writes.extend([auto_cdc.append_rows_sql(cdc_tables.runs, columns, 'select * from ' ~ kept), auto_cdc.drop_relation_sql(kept)]) -%}
   {%- endif -%}
 {%- endmacro %}
 
 
-{% macro create_state_tables_sql(cfg, batch, target, state) -%}
+{% macro create_state_tables_sql(cfg, batch, target, cdc_tables) -%}
   {#- Empty target (see create_target_sql), state and run history, typed after the batch.
       SCD2: the target gains __START_AT/__END_AT typed like the sequence (bitemporal also
       __SYSTEM_START_AT/__SYSTEM_END_AT typed like the system sequence); the state keeps events. -#}
@@ -35,20 +35,19 @@
   {{ return([
       auto_cdc.create_sequence_type(cfg, batch) if not scd1 else '',
       auto_cdc.create_target_sql(cfg, batch, target),
-      auto_cdc.create_state_sql(cfg, state.state, batch),
+      auto_cdc.create_state_sql(cfg, cdc_tables.state, batch),
       auto_cdc.create_key_index(target, auto_cdc.target_layout(cfg).identity),
-      '' if cfg.history_from_open_rows else auto_cdc.create_key_index(state.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
-      auto_cdc.create_tombstone_index(state.state, auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts)) if scd1 else '',
-      auto_cdc.create_empty_table_sql(state.runs, auto_cdc.runs_columns_sql(cfg), batch),
-      auto_cdc.create_key_index(state.runs, ['run_id']),
+      '' if cfg.history_from_open_rows else auto_cdc.create_key_index(cdc_tables.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
+      auto_cdc.create_tombstone_index(cdc_tables.state, auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts)) if scd1 else '',
+      auto_cdc.create_empty_table_sql(cdc_tables.runs, auto_cdc.runs_columns_sql(cfg), batch),
+      auto_cdc.create_key_index(cdc_tables.runs, ['run_id']),
   ]) }}
 {%- endmacro %}
 
 
 {% macro create_state_sql(cfg, state_relation, batch) -%}
   {#- SCD1: a row per key; SCD2 and bitemporal: events. SCD2 from snapshots keeps no events: its
-      state has the key columns only, so a version of this package that kept events there fails
-      on it ("does not match the stored state") instead of reading it as a key without history. -#}
+      state has the key columns only. -#}
   {%- if cfg.history_from_open_rows -%}
     {{ return(auto_cdc.create_empty_table_sql(state_relation, auto_cdc.quoted_list(cfg.key_columns, 'b.'), batch)) }}
   {%- endif -%}

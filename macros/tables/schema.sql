@@ -4,12 +4,12 @@
     values, any other type change an error; returns the columns appended, those the run does not
     write (on_schema_change='ignore'), and each table's columns as those writes leave them. -#}
 
-{% macro reconcile_schema(cfg, target, source_columns, state, writes) -%}
+{% macro reconcile_schema(cfg, target, source_columns, cdc_tables, writes) -%}
   {#- on_schema_change: a written column the target does not have yet is appended, ignored, or
       fails the run. Columns the source no longer returns stay in the target: updates keep
       their values, inserts leave them NULL. A column whose type widened is widened wherever
-      its values are kept. `source_columns`: the batch's (snapshots') columns; `state`: the
-      model's state relations; the ALTER statements go to `writes`. Returns {'appended': [...],
+      its values are kept. `source_columns`: the batch's (snapshots') columns; `cdc_tables`: the
+      model's state relations (state_relations); the ALTER statements go to `writes`. Returns {'appended': [...],
       'ignored': [...], 'tables': {kind: columns}}: the columns this run appends, the new columns
       it does not write (on_schema_change='ignore'), and the columns ({name, data_type}) of the
       target and the state tables as this run's writes leave them (kind: target, state, runs,
@@ -38,7 +38,7 @@
   {%- set tables = [('target', target, target_columns)] -%}
   {#- SCD2 from snapshots stores no events: its state table holds no column values. -#}
   {%- for kind in ['state', 'runs', 'versions'] if (kind != 'versions' or cfg.snapshot) and (kind != 'state' or not cfg.history_from_open_rows) -%}
-    {%- do tables.append((kind, state[kind], adapter.get_columns_in_relation(state[kind]))) -%}
+    {%- do tables.append((kind, cdc_tables[kind], adapter.get_columns_in_relation(cdc_tables[kind]))) -%}
   {%- endfor -%}
   {%- set after = auto_cdc.reconcile_column_types(cfg, tables, source_columns, writes) -%}
   {%- set change = {'appended': [], 'ignored': [], 'tables': after} -%}
@@ -63,7 +63,7 @@
       {%- for column in new_columns -%}
         {%- do known.append({'name': auto_cdc.event_known(column), 'data_type': dbt.type_boolean()}) -%}
       {%- endfor -%}
-      {%- do writes.extend(auto_cdc.add_columns(state.state, additions + known)) -%}
+      {%- do writes.extend(auto_cdc.add_columns(cdc_tables.state, additions + known)) -%}
       {%- do after.state.extend(additions + known) -%}
     {%- endif -%}
     {%- do change.update({'appended': new_columns}) -%}

@@ -2,11 +2,11 @@
     Database Error naming the bad rows (NULL keys, sequences or checkpoints, conflicting
     duplicates) before anything is written; a warning for a sequence that orders as text. -#}
 
-{% macro validate_batch(cfg, batch_relation, previous=none) -%}
+{% macro validate_batch(cfg, batch_relation, last_run=none) -%}
   {#- Bad data fails the run before anything is written. Returns the batch's shape (and, for a
       model with flows, what the run records of each). -#}
-  {%- if cfg.flows -%}{%- do auto_cdc.check_read_versions(cfg, previous) -%}{%- endif -%}
-  {%- set flows = auto_cdc.flow_records(cfg, batch_relation, previous) if cfg.flows else {} -%}
+  {%- if cfg.flows -%}{%- do auto_cdc.check_read_versions(cfg, last_run) -%}{%- endif -%}
+  {%- set flows = auto_cdc.flow_records(cfg, batch_relation, last_run) if cfg.flows else {} -%}
   {%- set keys = cfg.key_columns -%}
   {%- set seq_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   {%- set checks -%}

@@ -4,14 +4,14 @@
     read has changed since, before anything is written. -#}
 
 
-{% macro flow_records(cfg, batch, previous) -%}
+{% macro flow_records(cfg, batch, last_run) -%}
   {#- {flow name in lower case: {kind, once, reading, checkpoint_value, read, version_rows}}:
       the highest checkpoint value (a snapshot flow: version) read, else the one recorded
       before; `read`: the flow has delivered rows (a `once` flow is then not read again until a
       full refresh; one that was empty is read again); `version_rows`: a snapshot flow's rows at
       that version. Flows removed from the model keep their record (what they wrote stays, and
       a `once` flow added back is not read again). -#}
-  {%- set recorded = previous.flows if previous else {} -%}
+  {%- set recorded = last_run.flows if last_run else {} -%}
   {%- set seq = auto_cdc.seq_names('__cdc_seq', 1)[0] -%}
   {%- set query -%}
     select 0 as __cdc_none
@@ -59,13 +59,13 @@
 {%- endmacro %}
 
 
-{% macro check_read_versions(cfg, previous) -%}
+{% macro check_read_versions(cfg, last_run) -%}
   {#- A snapshot flow's versions are sequences in the stored state, and each is read once,
       complete. Fails (before anything is written) when its version expression changed (the
       stored sequences are in the old one's terms), or when the last version it read no longer
       has the rows it had then (rows added later would never be read, and its truncate already
       deleted their keys). -#}
-  {%- set recorded = previous.flows if previous and not auto_cdc.is_empty_run() else {} -%}
+  {%- set recorded = last_run.flows if last_run and not auto_cdc.is_empty_run() else {} -%}
   {%- for flow in cfg.flows if flow.kind == 'snapshot' and not flow.once -%}
     {%- set before = recorded.get(flow.name | lower) or {} -%}
     {%- if before.get('kind') == 'snapshot' and before.get('reading') != auto_cdc.flow_reading(flow) -%}

@@ -73,7 +73,7 @@
 {%- endmacro %}
 
 
-{% macro check_mass_delete(cfg, batch, snapshots, read_versions, previous) -%}
+{% macro check_mass_delete(cfg, batch, snapshots, read_versions, applied) -%}
   {#- A snapshot that would delete more than `max_delete_fraction` of the keys present before it
       is far more often an empty or truncated extract than real deletes: fail before writing.
       Keys present before a version: the target's current rows for the first version applied,
@@ -107,7 +107,7 @@
     checked as (
       select v.__cdc_rank, v.__cdc_version, d.n as deleted,
         case when v.__cdc_rank = 1
-          then {% if previous is none %}0{% else %}(select count(*) from ({{ auto_cdc.previous_rows_sql(cfg, previous) }}) as current_rows){% endif %}
+          then {% if applied is none %}0{% else %}(select count(*) from ({{ auto_cdc.applied_rows_sql(cfg, applied) }}) as current_rows){% endif %}
           else coalesce(p.n, 0) end as present
       from versions as v
       join deleted as d on d.__cdc_seq = v.__cdc_version

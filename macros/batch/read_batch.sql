@@ -2,29 +2,29 @@
     run's batch: the events above the checkpoint with their kind (`__cdc_op`), sequence parts
     (`__cdc_seq*`), system sequence and, for partial updates, the columns they write. -#}
 
-{% macro read_batch(cfg, sql, temps, previous, source, empty_run) -%}
+{% macro read_batch(cfg, sql, temps, last_run, source, empty_run) -%}
   {#- The batch temp table: the model query's events above the checkpoint, or (a model with
       flows) each flow's own (batch/flows.sql). `--empty` reads none. Returns the statements
       it ran (for target/run). -#}
   {%- if cfg.flows -%}
-    {{ return(auto_cdc.fill_flows_batch(cfg, temps, previous, empty_run)) }}
+    {{ return(auto_cdc.fill_flows_batch(cfg, temps, last_run, empty_run)) }}
   {%- endif -%}
-  {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, previous, source.columns) -%}
+  {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, last_run, source.columns) -%}
   {{ return(auto_cdc.fill_temp_table(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter), cfg.key_columns + ['__cdc_op'])) }}
 {%- endmacro %}
 
 
-{% macro checkpoint_filter(cfg, previous, source_columns) -%}
+{% macro checkpoint_filter(cfg, last_run, source_columns) -%}
   {#- Only rows strictly above the highest checkpoint value already applied (after_checkpoint).
       Without a stored value for this checkpoint column (first run, full
       refresh, column changed): read all. -#}
-  {%- if not cfg.checkpoint_column or previous is none or previous.checkpoint_column != cfg.checkpoint_column
-        or previous.checkpoint_value is none -%}
+  {%- if not cfg.checkpoint_column or last_run is none or last_run.checkpoint_column != cfg.checkpoint_column
+        or last_run.checkpoint_value is none -%}
     {{ return(none) }}
   {%- endif -%}
   {%- set data_type = (source_columns | selectattr('name', 'equalto', cfg.checkpoint_column) | first).data_type -%}
   {%- set column = 'src.' ~ auto_cdc.quote_identifier(cfg.checkpoint_column) -%}
-  {{ return(auto_cdc.after_checkpoint(column, data_type, previous.checkpoint_value)) }}
+  {{ return(auto_cdc.after_checkpoint(column, data_type, last_run.checkpoint_value)) }}
 {%- endmacro %}
 
 
