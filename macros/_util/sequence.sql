@@ -85,18 +85,18 @@
 {%- endmacro %}
 
 
-{% macro create_sequence_type(cfg, batch) -%}
-  {{ return(adapter.dispatch('create_sequence_type', 'auto_cdc')(cfg, batch)) }}
+{% macro sequence_type_sql(cfg, batch) -%}
+  {{ return(adapter.dispatch('sequence_type_sql', 'auto_cdc')(cfg, batch)) }}
 {%- endmacro %}
 
-{% macro default__create_sequence_type(cfg, batch) -%}
+{% macro default__sequence_type_sql(cfg, batch) -%}
 {%- endmacro %}
 
 
-{% macro drop_sequence_type(cfg) -%}
-  {{ return(adapter.dispatch('drop_sequence_type', 'auto_cdc')(cfg)) }}
+{% macro drop_sequence_type_sql(cfg) -%}
+  {{ return(adapter.dispatch('drop_sequence_type_sql', 'auto_cdc')(cfg)) }}
 {%- endmacro %}
 
-{% macro default__drop_sequence_type(cfg) -%}
+{% macro default__drop_sequence_type_sql(cfg) -%}
 {%- endmacro %}
 

@@ -10,11 +10,11 @@
 {%- endmacro %}
 
 
-{% macro create_temp_table(relation, sql) -%}
-  {{ return(adapter.dispatch('create_temp_table', 'auto_cdc')(relation, sql)) }}
+{% macro temp_table_sql(relation, sql) -%}
+  {{ return(adapter.dispatch('temp_table_sql', 'auto_cdc')(relation, sql)) }}
 {%- endmacro %}
 
-{% macro default__create_temp_table(relation, sql) -%}
+{% macro default__temp_table_sql(relation, sql) -%}
   {#- Not dbt's create_table_as: under an enforced contract it gives any table it creates the
       model's contract, which describes the target, not the run's working tables. Under dbt v2 a
       real table (temp_relations), replacing one an interrupted run left. -#}
@@ -67,7 +67,7 @@
 {% macro fill_temp_table_sql(relation, sql, analyzed_columns) -%}
   {#- The statements of fill_temp_table, for a run's writes (the resolve reads the model's
       tables as the writes before it leave them). -#}
-  {{ return([auto_cdc.create_temp_table(relation, sql), auto_cdc.analyze_sql(relation, analyzed_columns) if analyzed_columns else '']) }}
+  {{ return([auto_cdc.temp_table_sql(relation, sql), auto_cdc.analyze_sql(relation, analyzed_columns) if analyzed_columns else '']) }}
 {%- endmacro %}
 
 
@@ -77,11 +77,11 @@
 {%- endmacro %}
 
 
-{% macro create_key_index(relation, columns, unique=true) -%}
-  {{ return(adapter.dispatch('create_key_index', 'auto_cdc')(relation, columns, unique)) }}
+{% macro key_index_sql(relation, columns, unique=true) -%}
+  {{ return(adapter.dispatch('key_index_sql', 'auto_cdc')(relation, columns, unique)) }}
 {%- endmacro %}
 
-{% macro default__create_key_index(relation, columns, unique) -%}
+{% macro default__key_index_sql(relation, columns, unique) -%}
   {#- An index on the keys keeps every apply proportional to the batch, not the table. -#}
   {%- if not auto_cdc.capabilities().indexes -%}{{ return('') }}{%- endif -%}
   {%- set name = auto_cdc.derived_name(relation.identifier, '__cdc_key') -%}
@@ -90,11 +90,11 @@
 {%- endmacro %}
 
 
-{% macro create_tombstone_index(state_relation, upsert_column) -%}
-  {{ return(adapter.dispatch('create_tombstone_index', 'auto_cdc')(state_relation, upsert_column)) }}
+{% macro tombstone_index_sql(state_relation, upsert_column) -%}
+  {{ return(adapter.dispatch('tombstone_index_sql', 'auto_cdc')(state_relation, upsert_column)) }}
 {%- endmacro %}
 
-{% macro default__create_tombstone_index(state_relation, upsert_column) -%}
+{% macro default__tombstone_index_sql(state_relation, upsert_column) -%}
   {#- Lets each run find expired tombstones without scanning the whole state. -#}
   {%- if not auto_cdc.capabilities().indexes -%}{{ return('') }}{%- endif -%}
   create index {{ auto_cdc.quote_identifier(auto_cdc.derived_name(state_relation.identifier, '__cdc_tomb')) }}
@@ -131,12 +131,12 @@
 {%- endmacro %}
 
 
-{% macro add_columns(relation, columns) -%}
+{% macro add_columns_sql(relation, columns) -%}
   {#- The ALTER statements adding `columns` (dicts with 'name' and 'data_type'). -#}
-  {{ return(adapter.dispatch('add_columns', 'auto_cdc')(relation, columns)) }}
+  {{ return(adapter.dispatch('add_columns_sql', 'auto_cdc')(relation, columns)) }}
 {%- endmacro %}
 
-{% macro default__add_columns(relation, columns) -%}
+{% macro default__add_columns_sql(relation, columns) -%}
   {%- set statements = [] -%}
   {%- for column in columns -%}
     {%- set statement -%}alter table {{ relation }} add column {{ auto_cdc.quote_identifier(column.name) }} {{ column.data_type }}{%- endset -%}

@@ -17,7 +17,7 @@
       'run_clock': "when the run's clock reads: 'transaction_start' (current_timestamp in the run's transaction), else `run_clock` returns it",
       'compares_every_type': "true if `=` is exact on every column type (false: `columns_compared_as_text` names the columns compared as text)",
       'type_of': "SQL giving an expression's type name, with {} for the expression (e.g. 'typeof({})')",
-      'indexes': "true if the tables get indexes (`create_key_index`, `create_tombstone_index`)",
+      'indexes': "true if the tables get indexes (`key_index_sql`, `tombstone_index_sql`)",
       'max_identifier_length': "the longest table or index name",
       'max_decimal_precision': "the most digits a decimal can hold",
       'snapshot_functions': "true if `snapshot_version_function` can be called (`call_snapshot_function`)",

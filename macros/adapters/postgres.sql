@@ -9,7 +9,7 @@
   case when {{ parts[0] }} is not null then row({{ parts | join(', ') }})::{{ cfg.seq_type }} end
 {%- endmacro %}
 
-{% macro postgres__create_sequence_type(cfg, batch) -%}
+{% macro postgres__sequence_type_sql(cfg, batch) -%}
   {%- if cfg.seq_parts == 1 -%}{{ return('') }}{%- endif -%}
   {%- set types = {} -%}
   {%- for column in adapter.get_columns_in_relation(batch) -%}{%- do types.update({column.name: column.data_type}) -%}{%- endfor -%}
@@ -20,7 +20,7 @@
   create type {{ cfg.seq_type }} as ({{ fields | join(', ') }})
 {%- endmacro %}
 
-{% macro postgres__drop_sequence_type(cfg) -%}
+{% macro postgres__drop_sequence_type_sql(cfg) -%}
   drop type if exists {{ cfg.seq_type }} cascade
 {%- endmacro %}
 

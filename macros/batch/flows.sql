@@ -10,7 +10,7 @@
   {%- set sequence_types = auto_cdc.flow_sequence_types(cfg, temps.probe) -%}
   {%- set batch = temps.batch -%}
   {%- set read_before = last_run.flows if last_run else {} -%}
-  {%- set statements = [auto_cdc.create_temp_table(batch, auto_cdc.flows_batch_shape_sql(cfg))] -%}
+  {%- set statements = [auto_cdc.temp_table_sql(batch, auto_cdc.flows_batch_shape_sql(cfg))] -%}
   {%- for flow in cfg.flows -%}
     {%- set recorded = read_before.get(flow.name | lower) -%}
     {%- set filter = auto_cdc.flow_filter(flow, recorded, sequence_types[flow.name][0], empty_run) -%}
@@ -141,7 +141,7 @@
       part]}; no rows are read. Runs after check_expressions has compiled each expression. -#}
   {%- if not cfg.flows -%}{{ return({}) }}{%- endif -%}
   {%- call statement('auto_cdc_probe') -%}
-    {{ auto_cdc.create_temp_table(probe, auto_cdc.flow_sequences_probe_sql(cfg)) }}
+    {{ auto_cdc.temp_table_sql(probe, auto_cdc.flow_sequences_probe_sql(cfg)) }}
   {%- endcall -%}
   {%- set types = {} -%}
   {%- for column in adapter.get_columns_in_relation(probe) -%}

@@ -9,7 +9,7 @@
       and types), `names`, and `compared_as_text`: the columns whose type has no usable
       equality operator, so comparisons go through their text form. -#}
   {%- call statement('auto_cdc_probe') -%}
-    {{ auto_cdc.create_temp_table(probe, auto_cdc.no_rows_sql(sql)) }}
+    {{ auto_cdc.temp_table_sql(probe, auto_cdc.no_rows_sql(sql)) }}
   {%- endcall -%}
   {%- set columns = adapter.get_columns_in_relation(probe) -%}
   {%- set compared_as_text = auto_cdc.columns_compared_as_text(probe) -%}

@@ -41,7 +41,7 @@
 {% macro replace_temp_table(relation, sql) -%}
   {%- do auto_cdc.drop_temp_relations([relation]) -%}
   {%- call statement('auto_cdc_snapshot_temp') -%}
-    {{ auto_cdc.create_temp_table(relation, sql) }}
+    {{ auto_cdc.temp_table_sql(relation, sql) }}
   {%- endcall -%}
 {%- endmacro %}
 

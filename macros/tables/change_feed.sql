@@ -84,7 +84,7 @@
   {%- if not feed.existed -%}
     {%- do writes.extend([
         auto_cdc.create_change_feed_sql(feed.relation, target),
-        auto_cdc.create_key_index(feed.relation, ['_run_id'], unique=false),
+        auto_cdc.key_index_sql(feed.relation, ['_run_id'], unique=false),
     ]) -%}
   {%- elif not auto_cdc.is_empty_run() -%}
     {%- do auto_cdc.follow_in_change_feed(feed.relation, feed.columns, target, target_columns, writes) -%}
@@ -132,7 +132,7 @@
             ~ column.data_type ~ ", but its change feed " ~ feed ~ " holds " ~ stored.data_type ~ ", which cannot take it; nothing was written."
             ~ " Cast it back in the model query, or rename or drop " ~ feed ~ " (its consumers then need `--full-refresh`).") -%}
       {%- elif verdict != 'fits' -%}
-        {%- do statements.append(auto_cdc.alter_column_type(feed, stored.name, verdict.widen)) -%}
+        {%- do statements.append(auto_cdc.alter_column_type_sql(feed, stored.name, verdict.widen)) -%}
         {%- for kept_column in after if kept_column.name == stored.name -%}{%- do kept_column.update({'data_type': verdict.widen}) -%}{%- endfor -%}
       {%- endif -%}
     {%- endif -%}
@@ -140,7 +140,7 @@
   {%- if additions -%}
     {%- do log("auto_cdc: " ~ model.name ~ ": adding column(s) " ~ (additions | map(attribute='name') | join(', ')) ~ " to " ~ feed, info=true) -%}
   {%- endif -%}
-  {%- do writes.extend(auto_cdc.add_columns(feed, additions) + statements) -%}
+  {%- do writes.extend(auto_cdc.add_columns_sql(feed, additions) + statements) -%}
   {{ return(after + additions) }}
 {%- endmacro %}
 

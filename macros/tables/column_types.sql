@@ -61,11 +61,11 @@
 {%- endmacro %}
 
 
-{% macro alter_column_type(relation, column, data_type) -%}
-  {{ return(adapter.dispatch('alter_column_type', 'auto_cdc')(relation, column, data_type)) }}
+{% macro alter_column_type_sql(relation, column, data_type) -%}
+  {{ return(adapter.dispatch('alter_column_type_sql', 'auto_cdc')(relation, column, data_type)) }}
 {%- endmacro %}
 
-{% macro default__alter_column_type(relation, column, data_type) -%}
+{% macro default__alter_column_type_sql(relation, column, data_type) -%}
   alter table {{ relation }} alter column {{ auto_cdc.quote_identifier(column) }} type {{ data_type }}
 {%- endmacro %}
 

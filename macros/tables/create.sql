@@ -19,7 +19,7 @@
   {%- for relation in existing if relation is not none -%}
     {%- do writes.append(auto_cdc.drop_relation_sql(relation)) -%}
   {%- endfor -%}
-  {%- do writes.append(auto_cdc.drop_sequence_type(cfg)) -%}
+  {%- do writes.append(auto_cdc.drop_sequence_type_sql(cfg)) -%}
   {%- do writes.extend(auto_cdc.create_state_tables_sql(cfg, batch, target, cdc_tables)) -%}
   {%- if old_runs is not none -%}
     {%- do writes.extend([auto_cdc.append_rows_sql(cdc_tables.runs, columns, 'select * from ' ~ kept), auto_cdc.drop_relation_sql(kept)]) -%}
@@ -33,14 +33,14 @@
       __SYSTEM_START_AT/__SYSTEM_END_AT typed like the system sequence); the state keeps events. -#}
   {%- set scd1 = cfg.scd_type == '1' -%}
   {{ return([
-      auto_cdc.create_sequence_type(cfg, batch) if not scd1 else '',
+      auto_cdc.sequence_type_sql(cfg, batch) if not scd1 else '',
       auto_cdc.create_target_sql(cfg, batch, target),
       auto_cdc.create_state_sql(cfg, cdc_tables.state, batch),
-      auto_cdc.create_key_index(target, auto_cdc.target_layout(cfg).identity),
-      '' if cfg.history_from_open_rows else auto_cdc.create_key_index(cdc_tables.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
-      auto_cdc.create_tombstone_index(cdc_tables.state, auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts)) if scd1 else '',
+      auto_cdc.key_index_sql(target, auto_cdc.target_layout(cfg).identity),
+      '' if cfg.history_from_open_rows else auto_cdc.key_index_sql(cdc_tables.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
+      auto_cdc.tombstone_index_sql(cdc_tables.state, auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts)) if scd1 else '',
       auto_cdc.create_empty_table_sql(cdc_tables.runs, auto_cdc.runs_columns_sql(cfg), batch),
-      auto_cdc.create_key_index(cdc_tables.runs, ['run_id']),
+      auto_cdc.key_index_sql(cdc_tables.runs, ['run_id']),
   ]) }}
 {%- endmacro %}
 

@@ -55,7 +55,7 @@
     {%- endfor -%}
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target
                ~ " (NULL in the rows already there, until an event or snapshot writes them)", info=true) -%}
-    {%- do writes.extend(auto_cdc.add_columns(target, additions)) -%}
+    {%- do writes.extend(auto_cdc.add_columns_sql(target, additions)) -%}
     {%- do after.target.extend(additions) -%}
     {%- if cfg.scd_type != '1' and not cfg.history_from_open_rows -%}
       {#- The stored events never carried the new column: NULL, and marked as not known. -#}
@@ -63,7 +63,7 @@
       {%- for column in new_columns -%}
         {%- do known.append({'name': auto_cdc.event_known(column), 'data_type': dbt.type_boolean()}) -%}
       {%- endfor -%}
-      {%- do writes.extend(auto_cdc.add_columns(cdc_tables.state, additions + known)) -%}
+      {%- do writes.extend(auto_cdc.add_columns_sql(cdc_tables.state, additions + known)) -%}
       {%- do after.state.extend(additions + known) -%}
     {%- endif -%}
     {%- do change.update({'appended': new_columns}) -%}
@@ -160,7 +160,7 @@
           {%- set found = incompatible.setdefault(label ~ '|' ~ column.data_type, {'label': label, 'new': new, 'stored': column, 'tables': []}) -%}
           {%- do found.tables.append(relation | string) -%}
         {%- elif verdict != 'fits' -%}
-          {%- do statements.append(auto_cdc.alter_column_type(relation, column.name, verdict.widen)) -%}
+          {%- do statements.append(auto_cdc.alter_column_type_sql(relation, column.name, verdict.widen)) -%}
           {%- do kept[loop.index0].update({'data_type': verdict.widen}) -%}
           {%- do log("auto_cdc: " ~ cfg.model_name ~ ": widening " ~ relation ~ "." ~ column.name ~ " from " ~ column.data_type
                      ~ " to " ~ verdict.widen ~ " (" ~ label ~ " widened)", info=true) -%}

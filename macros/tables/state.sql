@@ -53,7 +53,7 @@
   {%- for column in cfg.value_columns -%}
     {%- set names = auto_cdc.seq_names(auto_cdc.column_seq_prefix(column), cfg.seq_parts) -%}
     {%- for name in names if names[0] not in existing -%}
-      {%- do statements.extend(auto_cdc.add_columns(state, [{'name': name, 'data_type': types[upsert_names[loop.index0]]}])) -%}
+      {%- do statements.extend(auto_cdc.add_columns_sql(state, [{'name': name, 'data_type': types[upsert_names[loop.index0]]}])) -%}
       {%- do added.update({name: upsert_names[loop.index0]}) -%}
     {%- endfor -%}
   {%- endfor -%}
@@ -78,7 +78,7 @@
     {%- set flag = auto_cdc.event_flag(column) -%}
     {%- do wanted.append(flag) -%}
     {%- if flag not in existing -%}
-      {%- do statements.extend(auto_cdc.add_columns(state, [{'name': flag, 'data_type': dbt.type_boolean()}])) -%}
+      {%- do statements.extend(auto_cdc.add_columns_sql(state, [{'name': flag, 'data_type': dbt.type_boolean()}])) -%}
       {%- do added.update({flag: 'true'}) -%}
     {%- endif -%}
   {%- endfor -%}

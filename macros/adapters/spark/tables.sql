@@ -32,7 +32,7 @@
 {%- endmacro %}
 
 
-{% macro spark__create_temp_table(relation, sql) -%}
+{% macro spark__temp_table_sql(relation, sql) -%}
   {%- if relation.type == 'view' -%}
   create or replace temporary view {{ relation }} as
   {{ sql }}
