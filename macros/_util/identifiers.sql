@@ -47,3 +47,16 @@
 {% macro default__string_literal(value) -%}
   {{ return("'" ~ (value | replace("'", "''")) ~ "'") }}
 {%- endmacro %}
+
+
+{% macro column_named(name, columns) -%}
+  {#- The one rule for matching a column name: `columns`' (names') spelling of `name`, the exact
+      spelling first, else the only one equal to it ignoring case (PostgreSQL folds an unquoted
+      `userId` to `userid`); none if there is no such one. -#}
+  {%- if name in columns -%}{{ return(name) }}{%- endif -%}
+  {%- set matches = [] -%}
+  {%- for column in columns -%}
+    {%- if column | lower == name | lower -%}{%- do matches.append(column) -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return(matches[0] if matches | length == 1 else none) }}
+{%- endmacro %}

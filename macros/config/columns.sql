@@ -93,21 +93,10 @@
 {%- endmacro %}
 
 
-{% macro _resolve_column(name, source_columns) -%}
-  {#- The model query's spelling of `name`: exact match first, then case-insensitive. -#}
-  {%- if name in source_columns -%}{{ return(name) }}{%- endif -%}
-  {%- set matches = [] -%}
-  {%- for column in source_columns -%}
-    {%- if column | lower == name | lower -%}{%- do matches.append(column) -%}{%- endif -%}
-  {%- endfor -%}
-  {{ return(matches[0] if matches | length == 1 else none) }}
-{%- endmacro %}
-
-
 {% macro _resolve_columns(config_name, names, source_columns, errors) -%}
   {%- set resolved = [] -%}
   {%- for name in names -%}
-    {%- set column = auto_cdc._resolve_column(name, source_columns) -%}
+    {%- set column = auto_cdc.column_named(name, source_columns) -%}
     {%- if column is none -%}
       {%- do errors.append("`" ~ config_name ~ "` names column '" ~ name ~ "', which the model query does not return (it returns: "
                            ~ (source_columns | join(', ')) ~ ").") -%}

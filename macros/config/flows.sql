@@ -79,16 +79,15 @@
 {% macro _resolve_flow(flow, needed, checkpoint, errors) -%}
   {#- One flow: does it return the columns it `needed`s and its checkpoint column? Out: the
       flow as later stages read it. -#}
-  {%- set spelled = {} -%}
-  {%- for column in flow.source.columns -%}{%- do spelled.update({column.name | lower: column}) -%}{%- endfor -%}
   {%- set missing = [] -%}
-  {%- for column in needed if column | lower not in spelled -%}{%- do missing.append(column) -%}{%- endfor -%}
+  {%- for column in needed if auto_cdc.column_named(column, flow.source.names) is none -%}{%- do missing.append(column) -%}{%- endfor -%}
   {%- if missing -%}
     {%- do errors.append("flow '" ~ flow.name ~ "' does not return " ~ missing | join(', ') ~ ", which "
         ~ ("the target keeps" if flow.kind == 'snapshot' else "the target keeps or a change event needs")
         ~ ": add it to the flow's query, or (for a column the target should not keep) name it in except_column_list.") -%}
   {%- endif -%}
-  {%- set checkpoint_column = spelled.get(checkpoint | lower) if checkpoint else none -%}
+  {%- set checkpoint_name = auto_cdc.column_named(checkpoint, flow.source.names) if checkpoint else none -%}
+  {%- set checkpoint_column = flow.source.columns | selectattr('name', 'equalto', checkpoint_name) | first if checkpoint_name else none -%}
   {%- if checkpoint and checkpoint_column is none -%}
     {%- do errors.append("flow '" ~ flow.name ~ "' has no column '" ~ checkpoint ~ "' to read incrementally by (its checkpoint_column"
         ~ (" or the model's" if not flow.checkpoint_column else "") ~ "): its columns are " ~ flow.source.names | join(', ') ~ ".") -%}

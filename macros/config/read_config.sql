@@ -144,7 +144,7 @@
   {%- if value is none -%}{{ return(none) }}{%- endif -%}
   {%- set columns = [] -%}
   {%- for item in auto_cdc._as_list(value) -%}
-    {%- do columns.append((auto_cdc._resolve_column(item | string, source_columns) or item) | lower) -%}
+    {%- do columns.append((auto_cdc.column_named(item | string, source_columns) or item) | lower) -%}
   {%- endfor -%}
   {{ return(columns | sort | list) }}
 {%- endmacro %}

@@ -60,7 +60,7 @@
   {#- One item of `sequence_by`, or `system_sequence_by`: a column of the model query, else SQL.
       Out: {column, expr (none after an error), sql (the value, if SQL), recorded (for
       state_config), label}. -#}
-  {%- set column = auto_cdc._resolve_column(value | string, source_columns) -%}
+  {%- set column = auto_cdc.column_named(value | string, source_columns) -%}
   {%- if column is not none -%}
     {{ return({'column': column, 'expr': 'src.%s' | format(auto_cdc.quote_identifier(column)), 'sql': none,
                'recorded': column | lower, 'label': column}) }}

@@ -20,11 +20,12 @@
     {%- do exceptions.raise_compiler_error(where ~ "'" ~ old ~ "' is a key column; the state is keyed by it, so it cannot be renamed"
         ~ " in place; nothing was renamed. Rebuild with `dbt run --full-refresh -s " ~ model ~ "` after renaming it in the model query.") -%}
   {%- endif -%}
-  {%- set target_names = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | list -%}
-  {%- if old | lower not in target_names -%}
+  {%- set target_names = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
+  {%- if auto_cdc.column_named(old, target_names) is none -%}
     {%- do exceptions.raise_compiler_error(where ~ target ~ " has no column '" ~ old ~ "'; nothing was renamed.") -%}
   {%- endif -%}
-  {%- if new | lower in target_names -%}
+  {#- Taken: any column of that name in any case, since configs match names ignoring case. -#}
+  {%- if new | lower in target_names | map('lower') | list -%}
     {%- do exceptions.raise_compiler_error(where ~ target ~ " already has a column '" ~ new ~ "'; nothing was renamed."
         ~ " If a run already appended it, rebuild with `dbt run --full-refresh -s " ~ model ~ "`, or drop it from every table of the model first.") -%}
   {%- endif -%}

@@ -21,8 +21,9 @@
     {%- do auto_cdc.model_error(cfg.model_name, "`stored_as_scd_type` changed to " ~ cfg.scd_type
         ~ " since " ~ target ~ " was built; nothing was written. Rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
   {%- endif -%}
+  {%- set target_spellings = target_columns | map(attribute='name') | list -%}
   {%- for key in cfg.key_columns -%}
-    {%- if key | lower not in target_names -%}
+    {%- if auto_cdc.column_named(key, target_spellings) is none -%}
       {%- do auto_cdc.model_error(cfg.model_name, "key column '" ~ key
           ~ "' is not in the existing table " ~ target ~ "; nothing was written. The keys changed: rebuild with `dbt run --full-refresh -s "
           ~ cfg.model_name ~ "`.") -%}
@@ -30,7 +31,7 @@
   {%- endfor -%}
   {%- set new_columns = [] -%}
   {%- for column in cfg.value_columns -%}
-    {%- if column | lower not in target_names -%}{%- do new_columns.append(column) -%}{%- endif -%}
+    {%- if auto_cdc.column_named(column, target_spellings) is none -%}{%- do new_columns.append(column) -%}{%- endif -%}
   {%- endfor -%}
   {%- do auto_cdc.warn_unwritten_columns(cfg, target, target_columns, new_columns) -%}
 
