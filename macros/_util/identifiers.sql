@@ -60,3 +60,12 @@
   {%- endfor -%}
   {{ return(matches[0] if matches | length == 1 else none) }}
 {%- endmacro %}
+
+
+{% macro column_type(relation, name) -%}
+  {#- The type of `relation`'s column `name` (matched ignoring case), or none. -#}
+  {%- for column in adapter.get_columns_in_relation(relation) -%}
+    {%- if column.name | lower == name | lower -%}{{ return(column.data_type) }}{%- endif -%}
+  {%- endfor -%}
+  {{ return(none) }}
+{%- endmacro %}

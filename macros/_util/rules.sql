@@ -1,7 +1,7 @@
-{#- Rules more than one stage applies, each written once: what the target's rows are, which
-    events write a column, the truncate watermark, when a tombstone has expired, how a
-    compacted event is fixed, which rows a checkpoint lets through, what a flow's checkpoint
-    measures. -#}
+{#- Rules more than one stage applies, each written once: what the target's rows are and its
+    validity columns, which events write a column, the truncate watermark, when a tombstone
+    has expired, how a compacted event is fixed, which rows a checkpoint lets through, what a
+    flow's checkpoint measures. -#}
 
 {% macro target_layout(cfg) -%}
   {#- The target's row identity (what the changes join on) and the columns an update rewrites:
@@ -14,6 +14,19 @@
   {%- endif -%}
   {{ return({'identity': cfg.key_columns + ['__START_AT', '__SYSTEM_START_AT'],
              'updated': cfg.value_columns + ['__END_AT', '__SYSTEM_END_AT']}) }}
+{%- endmacro %}
+
+
+{% macro period_columns(cfg) -%}
+  {#- The validity columns an SCD2 / bitemporal target adds to the written columns, as
+      (name, its value over the batch, the batch column its type follows). -#}
+  {%- if cfg.scd_type == '1' -%}{{ return([]) }}{%- endif -%}
+  {%- set sequence = auto_cdc.seq_value('__cdc_seq', cfg) -%}
+  {%- set columns = [('__START_AT', sequence), ('__END_AT', sequence)] -%}
+  {%- if cfg.system_expr -%}
+    {%- do columns.extend([('__SYSTEM_START_AT', '__cdc_sys'), ('__SYSTEM_END_AT', '__cdc_sys')]) -%}
+  {%- endif -%}
+  {{ return(columns) }}
 {%- endmacro %}
 
 

@@ -177,3 +177,9 @@
   {{ return(dbt.current_timestamp()) }}
 {%- endmacro %}
 
+
+{% macro contract_enforced() -%}
+  {#- dbt's own config: `contract: {enforced: true}`. -#}
+  {%- set contract = config.get('contract') -%}
+  {{ return(contract is not none and contract.enforced is sameas true) }}
+{%- endmacro %}

@@ -143,19 +143,6 @@
 {%- endmacro %}
 
 
-{% macro period_columns(cfg) -%}
-  {#- The validity columns an SCD2 / bitemporal target adds to the written columns, as
-      (name, its value over the batch, the batch column its type follows). -#}
-  {%- if cfg.scd_type == '1' -%}{{ return([]) }}{%- endif -%}
-  {%- set sequence = auto_cdc.seq_value('__cdc_seq', cfg) -%}
-  {%- set columns = [('__START_AT', sequence), ('__END_AT', sequence)] -%}
-  {%- if cfg.system_expr -%}
-    {%- do columns.extend([('__SYSTEM_START_AT', '__cdc_sys'), ('__SYSTEM_END_AT', '__cdc_sys')]) -%}
-  {%- endif -%}
-  {{ return(columns) }}
-{%- endmacro %}
-
-
 {% macro column_type_of(relation, expr) -%}
   {#- The exact SQL type of `expr` over `relation`, for a column definition. -#}
   {{ return(adapter.dispatch('column_type_of', 'auto_cdc')(relation, expr)) }}

@@ -25,7 +25,6 @@
 {%- endmacro %}
 
 
-
 {% macro _known_columns(cfg, existing) -%}
   {%- set known = [] -%}
   {%- for column in cfg.value_columns if auto_cdc.event_known(column) in existing -%}{%- do known.append(column) -%}{%- endfor -%}
@@ -58,14 +57,6 @@
     {%- endfor -%}
   {%- endfor -%}
   {{ return(statements + ([auto_cdc.set_columns_sql(state, added)] if added and not stored else [])) }}
-{%- endmacro %}
-
-
-{% macro column_type(relation, name) -%}
-  {%- for column in adapter.get_columns_in_relation(relation) -%}
-    {%- if column.name | lower == name | lower -%}{{ return(column.data_type) }}{%- endif -%}
-  {%- endfor -%}
-  {{ return(none) }}
 {%- endmacro %}
 
 

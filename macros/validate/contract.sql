@@ -2,11 +2,6 @@
     column check of the target's shape (the contract describes the target, not the change
     feed: the written columns and, for SCD2, the validity columns it declares). -#}
 
-{% macro contract_enforced() -%}
-  {%- set contract = config.get('contract') -%}
-  {{ return(contract is not none and contract.enforced is sameas true) }}
-{%- endmacro %}
-
 
 {% macro enforce_contract(cfg, batch) -%}
   {#- With `contract: {enforced: true}` the target's columns and types must match the contract:

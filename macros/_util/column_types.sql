@@ -1,4 +1,4 @@
-{#- Stage 5, tables: how a stored type takes a new one. In: two data type strings. Out: 'fits',
+{#- Column types, for the batch, validation and tables stages: how a stored type takes a new one. In: two data type strings. Out: 'fits',
     {'widen': type} or 'incompatible'; never a change that rounds or truncates. -#}
 
 {% macro type_change(stored, incoming) -%}
