@@ -124,3 +124,16 @@ def test_the_readme_documents_every_config_of_the_field_table(tmp_path: Path) ->
         assert (changes[name] == "fails") == blocks, (
             f"{name}: README says {changes[name]!r}, the field table blocks={blocks}"
         )
+
+
+def test_the_readme_names_every_adapter_hook() -> None:
+    """README, "Another adapter", lists every macro the package dispatches: a new hook missing
+    from it fails here, so the next adapter's author sees every macro they may have to write."""
+    hooks: set[str] = set()
+    for path in (ROOT / "macros").rglob("*.sql"):
+        hooks |= set(re.findall(r"adapter\.dispatch\('(\w+)', 'auto_cdc'\)", path.read_text()))
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Another adapter") : readme.index("## Performance")]
+    assert "capabilities" in hooks
+    missing = sorted(hook for hook in hooks if f"`{hook}`" not in section and f"__{hook}()`" not in section)
+    assert not missing, f"not in the README's 'Another adapter': {missing}"
