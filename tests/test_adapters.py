@@ -43,7 +43,8 @@ def test_an_unknown_adapter_fails_before_writing_with_what_to_implement(project:
 def test_an_incomplete_answer_names_the_missing_keys(project: CdcProject) -> None:
     _answer_as(project, "{{ return({'transactions': true, 'concurrency': 'single_writer'}) }}")
     outcome = project.run(expect_success=False)
-    assert f"`{project.adapter}__capabilities()` does not answer run_clock, compares_every_type" in outcome.error
+    missing = "adapter, run_clock, compares_every_type"
+    assert f"`{project.adapter}__capabilities()` does not answer {missing}" in outcome.error
     assert project.tables() == ["events"]
 
 
@@ -58,7 +59,7 @@ OWN_HOOKS = {"duckdb": set(), "postgres": {"lock_target", "run_clock", "columns_
         ("concurrency", "'lock'", "lock_target"),
         ("run_clock", "'after_lock'", "run_clock"),
         ("compares_every_type", "false", "columns_compared_as_text"),
-        ("transactions", "false", "read_fence"),
+        ("concurrency", "'fence'", "read_fence"),
     ],
 )
 def test_an_answer_that_needs_a_hook_fails_until_the_hook_exists(
@@ -86,6 +87,27 @@ def test_an_answer_that_needs_a_hook_fails_until_the_hook_exists(
         assert project.rows("dim") == [(1, "a")]
     else:  # dbt v2 runs no transaction, so the working table the probe left stays (no model table)
         assert [table for table in project.tables() if "__cdc_tmp" not in table] == ["events"]
+
+
+@pytest.mark.dbt_v2
+@pytest.mark.parametrize(
+    ("changed", "said"),
+    [
+        # dbt's dispatch falls back to a parent adapter's macros (postgres__ for Redshift): answers
+        # written for another adapter are refused.
+        ("{'adapter': 'other'}", "the answers found are other's, not {adapter}'s"),
+        ("{'transactions': false, 'concurrency': 'lock'}", "without transactions a concurrent run can only be"),
+        ("{'concurrency': 'optimistic'}", "concurrency is 'optimistic'"),
+        ("{'untested_features': ['contracts']}", "untested_features names contracts"),
+    ],
+)
+def test_answers_that_cannot_hold_fail_before_anything_runs(project: CdcProject, changed: str, said: str) -> None:
+    own = f"auto_cdc.{project.adapter}__capabilities()"
+    _answer_as(project, f"{{%- set answers = {own} -%}}{{%- do answers.update({changed}) -%}}{{{{ return(answers) }}}}")
+    outcome = project.run(expect_success=False)
+    assert f"`{project.adapter}__capabilities()` cannot be used; nothing was written." in outcome.error
+    assert said.format(adapter=project.adapter) in outcome.error
+    assert project.tables() == ["events"]
 
 
 def test_a_project_can_answer_for_the_adapter_and_run(project: CdcProject) -> None:

@@ -270,7 +270,7 @@ def test_scd2_with_a_sequence_list(project: CdcProject) -> None:
     project.model("dim", MODEL, **EPOCH_CONFIG, stored_as_scd_type=2, change_feed=True)
     project.insert("events", [(1, "a", "U", 1, 1), (1, "b", "U", 1, 2)])
     if project.adapter == "postgres":
-        fails(project, "`change_feed` with a `sequence_by` list on an SCD2 target is not supported on PostgreSQL")
+        fails(project, "`change_feed` with a `sequence_by` list on an SCD2 target is not supported on postgres")
     else:  # DuckDB keeps it as a struct: the feed works (two history rows inserted)
         assert project.run("dim").metrics("dim") == (2, 0)
         feed = project.relation(derived_name("dim", "__cdc_changes"))

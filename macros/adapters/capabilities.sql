@@ -12,7 +12,8 @@
 {% macro capability_fields() -%}
   {#- Every answer an adapter gives, and what it means (the keys of `<adapter>__capabilities`). -#}
   {{ return({
-      'transactions': "true if a run's writes commit together (false: no transactions; the run history row written last is the commit point, and `read_fence` must detect a concurrent run)",
+      'adapter': "the adapter these answers are for: dbt's dispatch also finds a parent adapter's (`postgres__` for Redshift), whose answers are not this adapter's",
+      'transactions': "true if dbt's connection holds the model's statements in one transaction that finish_run's commit ends (false: no transactions; the run history row written last is the commit point, with concurrency 'fence')",
       'concurrency': "how two runs of one model are kept apart: 'single_writer' (the engine lets one writer in at a time), 'lock' (`lock_target` takes a lock) or 'fence' (`read_fence` detects a concurrent commit)",
       'run_clock': "when the run's clock reads: 'transaction_start' (current_timestamp in the run's transaction), else `run_clock` returns it",
       'compares_every_type': "true if `=` is exact on every column type (false: `columns_compared_as_text` names the columns compared as text)",
@@ -45,6 +46,25 @@
     {%- do exceptions.raise_compiler_error(
           auto_cdc._gate_prefix() ~ "`" ~ adapter.type() ~ "__capabilities()` does not answer "
           ~ missing | join(', ') ~ "; nothing was written. Every adapter answers all of:\n  - " ~ auto_cdc._capability_lines()) -%}
+  {%- endif -%}
+  {%- set problems = [] -%}
+  {%- if answers.adapter != adapter.type() -%}
+    {%- do problems.append("the answers found are " ~ answers.adapter ~ "'s, not " ~ adapter.type() ~ "'s (dbt's dispatch falls back to a parent adapter's macros):"
+        ~ " define `" ~ adapter.type() ~ "__capabilities()`, returning " ~ answers.adapter ~ "'s answers with 'adapter': '" ~ adapter.type() ~ "' once they hold there") -%}
+  {%- endif -%}
+  {%- if answers.concurrency not in ['single_writer', 'lock', 'fence'] -%}
+    {%- do problems.append("concurrency is '" ~ answers.concurrency ~ "'; answer 'single_writer', 'lock' or 'fence'") -%}
+  {%- elif not answers.transactions and answers.concurrency != 'fence' -%}
+    {%- do problems.append("without transactions a concurrent run can only be detected: answer concurrency 'fence'") -%}
+  {%- endif -%}
+  {%- set unknown = [] -%}
+  {%- for feature in answers.untested_features if feature not in ['change_feed', 'flows', 'contract', 'file_format'] -%}{%- do unknown.append(feature) -%}{%- endfor -%}
+  {%- if unknown -%}
+    {%- do problems.append("untested_features names " ~ unknown | join(', ') ~ "; the features are 'change_feed', 'flows', 'contract' and 'file_format'") -%}
+  {%- endif -%}
+  {%- if problems -%}
+    {%- do exceptions.raise_compiler_error(auto_cdc._gate_prefix() ~ "`" ~ adapter.type() ~ "__capabilities()` cannot be used; nothing was written.\n  - "
+          ~ problems | join('\n  - ')) -%}
   {%- endif -%}
 {%- endmacro %}
 

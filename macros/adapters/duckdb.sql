@@ -1,6 +1,5 @@
-{#- DuckDB: every `duckdb__` variant of the package's dispatched macros, in one place. The
-    stage each belongs to is named above it; its default (and what it does) is beside the
-    dispatching macro there. -#}
+{#- DuckDB: every `duckdb__` variant of the package's dispatched macros, in one place, each
+    under the file of the macro that dispatches it (where its default is, and what it does). -#}
 
 
 {#- _util/sequence.sql -#}
@@ -45,7 +44,7 @@
 
 
 
-{#- tables/column_types.sql -#}
+{#- _util/column_types.sql -#}
 {% macro duckdb__type_label(column) -%}
   {#- dbt-duckdb (and dbt v2) report VARCHAR as `character varying(256)`, a type DuckDB never had. -#}
   {{ return(column.dtype if column.is_string() else column.data_type) }}
@@ -66,6 +65,7 @@
       Snapshot functions are Python callables registered by dbt-duckdb's plugin: dbt v2 has
       neither. -#}
   {{ return({
+      'adapter': 'duckdb',
       'transactions': true, 'concurrency': 'single_writer', 'run_clock': 'transaction_start',
       'compares_every_type': true, 'type_of': 'typeof({})', 'indexes': false,
       'max_identifier_length': 63, 'max_decimal_precision': 38,

@@ -1,6 +1,5 @@
-{#- PostgreSQL: every `postgres__` variant of the package's dispatched macros, in one place. The
-    stage each belongs to is named above it; its default (and what it does) is beside the
-    dispatching macro there. -#}
+{#- PostgreSQL: every `postgres__` variant of the package's dispatched macros, in one place,
+    each under the file of the macro that dispatches it (where its default is, and what it does). -#}
 
 
 {#- _util/sequence.sql -#}
@@ -104,6 +103,7 @@
       (run_clock). `=` is missing or loose on some types (columns_compared_as_text). A
       rebuild drops the sequence's composite type with CASCADE and creates it again. -#}
   {{ return({
+      'adapter': 'postgres',
       'transactions': true, 'concurrency': 'lock', 'run_clock': 'after_lock',
       'compares_every_type': false, 'type_of': 'pg_typeof({})::text', 'indexes': true,
       'max_identifier_length': 63, 'max_decimal_precision': 1000,

@@ -8,7 +8,7 @@
   {%- set statements = [auto_cdc.note_fence_sql(arg_dict.get('fence'))] -%}
   {#- Resolve: the rows the touched keys must have, and the action each needs. -#}
   {%- if cfg.scd_type != '1' and not cfg.history_from_open_rows -%}
-    {%- do statements.extend(auto_cdc.fill_temp_table_sql(arg_dict.history, auto_cdc.scd2_history_sql(arg_dict), cfg.key_columns + ['__cdc_run_tail'])) -%}
+    {%- do statements.extend(auto_cdc.fill_temp_table_sql(arg_dict.history, auto_cdc.scd2_history_sql(arg_dict), cfg.key_columns + ['__cdc_stretch_tail'])) -%}
   {%- endif -%}
   {%- do statements.extend(auto_cdc.fill_temp_table_sql(arg_dict.changes, auto_cdc.changes_sql(arg_dict), cfg.key_columns + ['__cdc_action'])) -%}
 

@@ -58,4 +58,5 @@
 {%- endmacro %}
 
 {% macro default__note_fence_sql(fence) -%}
+  {%- if fence is not none -%}{%- do auto_cdc.missing_hook('note_fence_sql', "concurrency 'fence'") -%}{%- endif -%}
 {%- endmacro %}

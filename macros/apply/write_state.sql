@@ -9,6 +9,10 @@
 {%- endmacro %}
 
 {% macro default__write_state_statements(arg_dict) -%}
+  {#- A delete then an insert per table: atomic only inside a transaction. -#}
+  {%- if not auto_cdc.capabilities().transactions -%}
+    {%- do auto_cdc.missing_hook('write_state_statements', 'transactions false') -%}
+  {%- endif -%}
   {%- if arg_dict.cfg.scd_type == '1' -%}
     {{ return([auto_cdc.scd1_forget_touched_sql(arg_dict), auto_cdc.scd1_store_touched_sql(arg_dict),
                auto_cdc.scd1_forget_expired_sql(arg_dict)]) }}
@@ -71,14 +75,14 @@
 
 {#- SCD2: the batch's events are added (a redelivered one replaces its stored copy). Events that
     arrived longer than tombstone_retention ago are compacted: only those that still shape a row
-    stay (a run's first and last event, a delete that closes a run), with their values fixed
+    stay (a stretch's first and last event, a delete that closes a stretch), with their values fixed
     (partial updates). Stored events that stay as they are are not rewritten, so an in-order
     batch writes only its own events. -#}
 
 {% macro scd2_event_kept(arg_dict) -%}
   {#- Over the history `h`: is the event kept, and is a kept stored event rewritten (fixed)? -#}
   {%- set horizon = auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention, arg_dict.cfg.now) -%}
-  {%- set kept -%}(h.__cdc_arrived_at >= {{ horizon }} or h.__cdc_run_head = 1 or h.__cdc_run_tail or h.__cdc_closes_run){%- endset -%}
+  {%- set kept -%}(h.__cdc_arrived_at >= {{ horizon }} or h.__cdc_stretch_head = 1 or h.__cdc_stretch_tail or h.__cdc_closes_stretch){%- endset -%}
   {%- set refixed -%}{% if arg_dict.cfg.partial %}(h.__cdc_arrived_at < {{ horizon }}){% else %}false{% endif %}{%- endset -%}
   {{ return({'kept': kept, 'refixed': refixed, 'horizon': horizon}) }}
 {%- endmacro %}

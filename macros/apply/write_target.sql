@@ -11,6 +11,10 @@
 {%- endmacro %}
 
 {% macro default__write_target_statements(cfg, changes, target, fence) -%}
+  {#- These writes are atomic only inside a transaction, and check no fence. -#}
+  {%- if fence is not none or not auto_cdc.capabilities().transactions -%}
+    {%- do auto_cdc.missing_hook('write_target_statements', "transactions false or concurrency 'fence'") -%}
+  {%- endif -%}
   {%- set layout = auto_cdc.target_layout(cfg) -%}
   {{ return([
       auto_cdc.delete_rows_sql(target, changes, layout.identity),

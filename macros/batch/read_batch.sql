@@ -14,7 +14,7 @@
 {%- endmacro %}
 
 
-{% macro checkpoint_filter(cfg, last_run, source_columns) -%}
+{% macro checkpoint_filter(cfg, last_run, model_columns) -%}
   {#- Only rows strictly above the highest checkpoint value already applied (after_checkpoint).
       Without a stored value for this checkpoint column (first run, full
       refresh, column changed): read all. -#}
@@ -22,7 +22,7 @@
         or last_run.checkpoint_value is none -%}
     {{ return(none) }}
   {%- endif -%}
-  {%- set data_type = (source_columns | selectattr('name', 'equalto', cfg.checkpoint_column) | first).data_type -%}
+  {%- set data_type = (model_columns | selectattr('name', 'equalto', cfg.checkpoint_column) | first).data_type -%}
   {%- set column = 'src.' ~ auto_cdc.quote_identifier(cfg.checkpoint_column) -%}
   {{ return(auto_cdc.after_checkpoint(column, data_type, last_run.checkpoint_value)) }}
 {%- endmacro %}

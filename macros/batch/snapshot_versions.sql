@@ -166,6 +166,9 @@
 {%- endmacro %}
 
 {% macro default__call_snapshot_function(function, temps) -%}
+  {%- if auto_cdc.capabilities().snapshot_functions -%}
+    {%- do auto_cdc.missing_hook('call_snapshot_function', 'snapshot_functions true') -%}
+  {%- endif -%}
   {%- do auto_cdc.version_error(model.name, "`snapshot_version_function` is not available on " ~ adapter.type()) -%}
 {%- endmacro %}
 

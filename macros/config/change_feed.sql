@@ -16,7 +16,7 @@
       {%- do errors.append("the target writes a column named '" ~ column ~ "', which `change_feed` adds to each change: rename it in the model query, or leave it out (`except_column_list`).") -%}
     {%- endfor -%}
     {%- if scd_type != '1' and sequence.exprs | length > 1 and auto_cdc.capabilities().rebuild_drops_sequence_type -%}
-      {%- do errors.append("`change_feed` with a `sequence_by` list on an SCD2 target is not supported on PostgreSQL yet (a full refresh would drop the change feed's __START_AT/__END_AT): use one sequence expression, or turn `change_feed` off.") -%}
+      {%- do errors.append("`change_feed` with a `sequence_by` list on an SCD2 target is not supported on " ~ adapter.type() ~ " yet (a full refresh would drop the change feed's __START_AT/__END_AT): use one sequence expression, or turn `change_feed` off.") -%}
     {%- endif -%}
   {%- endif -%}
   {{ return({'enabled': enabled, 'retention': retention if retention is number else none}) }}

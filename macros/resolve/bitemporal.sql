@@ -26,12 +26,12 @@
     {#- The rows of H(t) at each system time t. #}
     select {{ auto_cdc.quoted_list(keys, 'h.') }}
       {%- for column in cfg.value_columns %}, {{ auto_cdc.comparable(cfg, column, 'h.') }} as {{ auto_cdc.quote_identifier(column) }}{% endfor %},
-      {{ auto_cdc.seq_value('h.__cdc_run_start', cfg) }} as __cdc_start,
+      {{ auto_cdc.seq_value('h.__cdc_stretch_start', cfg) }} as __cdc_start,
       {{ auto_cdc.seq_value('h.__cdc_next_seq', cfg) }} as __cdc_end,
       t.__cdc_i
     from {{ arg_dict.history }} as h
     join system_times as t on {{ auto_cdc.keys_match(keys, 't', 'h') }} and t.__cdc_asof = h.__cdc_asof
-    where h.__cdc_run_tail
+    where h.__cdc_stretch_tail
   ),
 
   stretches as (

@@ -29,7 +29,7 @@
 
 {% macro scd2_desired_ctes(cfg, history) -%}
   {#- CTEs `touched` and `desired` (ending in a comma): the keys `history` holds, and one row per
-      run, in the target's layout. -#}
+      stretch, in the target's layout. -#}
   {%- set keys = cfg.key_columns -%}
   touched as (
     select distinct {{ auto_cdc.quoted_list(keys) }} from {{ history }}
@@ -37,9 +37,9 @@
 
   desired as (
     select {{ auto_cdc.quoted_list(keys + cfg.value_columns) }},
-      {{ auto_cdc.seq_value('__cdc_run_start', cfg) }} as {{ auto_cdc.quote_identifier('__START_AT') }},
+      {{ auto_cdc.seq_value('__cdc_stretch_start', cfg) }} as {{ auto_cdc.quote_identifier('__START_AT') }},
       {{ auto_cdc.seq_value('__cdc_next_seq', cfg) }} as {{ auto_cdc.quote_identifier('__END_AT') }}
     from {{ history }}
-    where __cdc_run_tail
+    where __cdc_stretch_tail
   ),
 {%- endmacro %}

@@ -1,6 +1,7 @@
 {#- Stage 6, resolve (SCD type 2 and bitemporal): the history. In: the batch and the stored
     events of the keys it touches. Out: every event of those keys, partial values filled in,
-    placed in its run (a maximal stretch of upserts with equal tracked columns, one target row).
+    placed in its stretch (a maximal sequence of upserts with equal tracked columns: one target
+    row; "run" means a dbt run).
     Bitemporal: the same once per system time of the key, over the events known then. -#}
 
 {% macro scd2_history_sql(arg_dict) -%}
@@ -61,7 +62,7 @@
 {% macro scd2_open_row_history_sql(arg_dict) -%}
   {#- SCD2 from snapshots (cfg.history_from_open_rows): the same history without stored events.
       Versions only grow (a late snapshot is skipped), so every row of a key before its open row
-      is final; the open row stands for the events of its run, as one upsert at its __START_AT
+      is final; the open row stands for the events of its stretch, as one upsert at its __START_AT
       with its values. `known_columns` here are the columns appended by this run, which the open
       rows never carried: they are not compared with the batch, so appending one opens no version.
       A version at or before a key's last boundary in the target is already in it: that happens
@@ -133,7 +134,7 @@
 
 {% macro scd2_runs_sql(cfg, source, partition, known_columns) -%}
   {#- The CTEs (after a WITH that defines `source`) and the final select that place each event of
-      `source` in its run. `partition`: the quoted columns one history belongs to (the keys; for
+      `source` in its stretch. `partition`: the quoted columns one history belongs to (the keys; for
       bitemporal also the system time it is seen at). `source` has those columns, the sequence
       parts, __cdc_op, the written columns, the partial-update flags, __cdc_arrived_at and
       __cdc_new. -#}
@@ -144,7 +145,7 @@
   {%- set flags = auto_cdc.event_flags(cfg, known_columns) -%}
   {%- set known = known_columns -%}
   {%- set per_key -%}partition by {{ partition }} order by {{ seq_list }}{%- endset -%}
-  {%- set run_window -%}(partition by {{ partition }}, __cdc_run order by {{ seq_list }}){%- endset -%}
+  {%- set stretch_window -%}(partition by {{ partition }}, __cdc_stretch order by {{ seq_list }}){%- endset -%}
   {%- set running -%}{{ per_key }} rows between unbounded preceding and current row{%- endset -%}
   {{ auto_cdc.scd2_filled_ctes(cfg, source, partition, flags) }}
 
@@ -165,7 +166,7 @@
   ),
 
   headed as (
-    {#- A run starts at an upsert after nothing, after a delete, or after a tracked change.
+    {#- A stretch starts at an upsert after nothing, after a delete, or after a tracked change.
         A column appended later is only compared between events that both carried it, so
         appending it never opens versions by itself. -#}
     select *,
@@ -173,20 +174,20 @@
         {%- for column in cfg.tracked_columns %}
         or ({{ auto_cdc.comparable(cfg, column) }} is distinct from {{ auto_cdc.compared(cfg, column, '__cdc_prev_tracked_' ~ loop.index) }}
           {%- if column in known %} and coalesce({{ auto_cdc.event_known(column) }}, false) and __cdc_prev_known_{{ loop.index }}{% endif %})
-        {%- endfor %}) then 1 else 0 end as __cdc_run_head
+        {%- endfor %}) then 1 else 0 end as __cdc_stretch_head
     from marked
   ),
 
   numbered as (
     select *,
-      sum(case when __cdc_op = 'delete' or __cdc_run_head = 1 then 1 else 0 end) over ({{ running }}) as __cdc_run
+      sum(case when __cdc_op = 'delete' or __cdc_stretch_head = 1 then 1 else 0 end) over ({{ running }}) as __cdc_stretch
     from headed
   )
 
   select *,
-    (__cdc_op = 'upsert' and row_number() over (partition by {{ partition }}, __cdc_run order by {{ auto_cdc.seq_order('__cdc_seq', n) }}) = 1) as __cdc_run_tail,
-    (__cdc_op = 'delete' and __cdc_prev_op = 'upsert') as __cdc_closes_run,
-    {{ auto_cdc.seq_select('__cdc_seq', '__cdc_run_start', n, over=run_window) }}
+    (__cdc_op = 'upsert' and row_number() over (partition by {{ partition }}, __cdc_stretch order by {{ auto_cdc.seq_order('__cdc_seq', n) }}) = 1) as __cdc_stretch_tail,
+    (__cdc_op = 'delete' and __cdc_prev_op = 'upsert') as __cdc_closes_stretch,
+    {{ auto_cdc.seq_select('__cdc_seq', '__cdc_stretch_start', n, over=stretch_window) }}
   from numbered
 {%- endmacro %}
 

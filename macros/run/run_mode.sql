@@ -69,8 +69,8 @@
 {%- endmacro %}
 
 {% macro default__read_fence(relations, temps) -%}
-  {%- if not auto_cdc.capabilities().transactions -%}
-    {%- do auto_cdc.missing_hook('read_fence', 'transactions false') -%}
+  {%- if auto_cdc.capabilities().concurrency == 'fence' -%}
+    {%- do auto_cdc.missing_hook('read_fence', "concurrency 'fence'") -%}
   {%- endif -%}
   {{ return(none) }}
 {%- endmacro %}

@@ -4,11 +4,11 @@
     values, any other type change an error; returns the columns appended, those the run does not
     write (on_schema_change='ignore'), and each table's columns as those writes leave them. -#}
 
-{% macro reconcile_schema(cfg, target, source_columns, cdc_tables, writes) -%}
+{% macro reconcile_schema(cfg, target, batch_columns, cdc_tables, writes) -%}
   {#- on_schema_change: a written column the target does not have yet is appended, ignored, or
       fails the run. Columns the source no longer returns stay in the target: updates keep
       their values, inserts leave them NULL. A column whose type widened is widened wherever
-      its values are kept. `source_columns`: the batch's (snapshots') columns; `cdc_tables`: the
+      its values are kept. `batch_columns`: the batch's (snapshots') columns; `cdc_tables`: the
       model's state relations (state_relations); the ALTER statements go to `writes`. Returns {'appended': [...],
       'ignored': [...], 'tables': {kind: columns}}: the columns this run appends, the new columns
       it does not write (on_schema_change='ignore'), and the columns ({name, data_type}) of the
@@ -41,7 +41,7 @@
   {%- for kind in ['state', 'runs', 'versions'] if (kind != 'versions' or cfg.snapshot) and (kind != 'state' or not cfg.history_from_open_rows) -%}
     {%- do tables.append((kind, cdc_tables[kind], adapter.get_columns_in_relation(cdc_tables[kind]))) -%}
   {%- endfor -%}
-  {%- set after = auto_cdc.reconcile_column_types(cfg, tables, source_columns, writes) -%}
+  {%- set after = auto_cdc.reconcile_column_types(cfg, tables, batch_columns, writes) -%}
   {%- set change = {'appended': [], 'ignored': [], 'tables': after} -%}
   {%- if not new_columns -%}{{ return(change) }}{%- endif -%}
 
@@ -51,7 +51,7 @@
         ~ "Set on_schema_change='append_new_columns' or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
   {%- elif cfg.on_schema_change == 'append_new_columns' -%}
     {%- set additions = [] -%}
-    {%- for column in source_columns -%}
+    {%- for column in batch_columns -%}
       {%- if column.name in new_columns -%}{%- do additions.append({'name': column.name, 'data_type': column.data_type}) -%}{%- endif -%}
     {%- endfor -%}
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target
@@ -135,13 +135,13 @@
 {%- endmacro %}
 
 
-{% macro reconcile_column_types(cfg, tables, source_columns, writes) -%}
-  {#- `tables`: a list of (kind, relation, its columns). `source_columns`: the batch's (or
+{% macro reconcile_column_types(cfg, tables, batch_columns, writes) -%}
+  {#- `tables`: a list of (kind, relation, its columns). `batch_columns`: the batch's (or
       snapshots') columns. Widens what must widen (the ALTER statements go to `writes`); fails,
       naming the column and both types, when a type cannot take the new one. Returns
       {kind: its columns as {name, data_type}, widened types in place}. -#}
   {%- set incoming = {} -%}
-  {%- for column in source_columns -%}{%- do incoming.update({column.name | lower: column}) -%}{%- endfor -%}
+  {%- for column in batch_columns -%}{%- do incoming.update({column.name | lower: column}) -%}{%- endfor -%}
   {%- set statements = [] -%}
   {%- set errors = [] -%}
   {%- set sequence_widened = [] -%}

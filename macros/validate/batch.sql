@@ -141,7 +141,7 @@
 {%- endmacro %}
 
 
-{% macro warn_text_sequence(cfg, source_columns, batch, stored) -%}
+{% macro warn_text_sequence(cfg, batch_columns, batch, stored) -%}
   {#- Text orders character by character: '150' before '50', '9' after '10'. Text of one width
       (ISO-8601 timestamps, zero-padded numbers, SQL Server LSNs) orders correctly, so a run
       warns unless every value of its batch has one width, the width a stored sequence has.
@@ -149,7 +149,7 @@
       `batch`: the batch (snapshots); `stored`: the state (the processed versions), or none. -#}
   {%- set names = ['__cdc_version'] if cfg.snapshot else auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   {#- dbt's is_string() misses Spark's `string`. -#}
-  {%- for column in source_columns if column.name in names and (column.is_string() or column.dtype | lower == 'string') -%}
+  {%- for column in batch_columns if column.name in names and (column.is_string() or column.dtype | lower == 'string') -%}
     {%- set widths = run_query(auto_cdc.text_widths_sql(cfg, column.name, names.index(column.name), batch, stored)).rows[0] -%}
     {%- set shortest, longest, stored_width = widths[0], widths[1], widths[2] -%}
     {%- if shortest is not none and (shortest != longest or (stored_width is not none and stored_width != shortest)) -%}

@@ -70,6 +70,7 @@
       written (README, "Spark"): the change feed, flows, contracts, and a file_format other than
       iceberg (the concurrency check and the tombstone scan read Iceberg's metadata tables). -#}
   {{ return({
+      'adapter': 'spark',
       'transactions': false, 'concurrency': 'fence', 'run_clock': 'run_start',
       'compares_every_type': true, 'type_of': 'typeof({})', 'indexes': false,
       'max_identifier_length': 63, 'max_decimal_precision': 38,
