@@ -23,7 +23,7 @@
       'max_decimal_precision': "the most digits a decimal can hold",
       'snapshot_functions': "true if `snapshot_version_function` can be called (`call_snapshot_function`)",
       'rebuild_drops_sequence_type': "true if a rebuild drops and creates again the type a composite sequence is stored as",
-      'untested_features': "configs refused before writing because they are not tested here: any of 'change_feed', 'flows', 'contract', 'file_format'",
+      'untested_features': "features refused before writing because they are not tested here: any of 'change_feed', 'flows', 'contract', 'file_format' (configs), 'debezium' (the macro)",
   }) }}
 {%- endmacro %}
 
@@ -58,9 +58,9 @@
     {%- do problems.append("without transactions a concurrent run can only be detected: answer concurrency 'fence'") -%}
   {%- endif -%}
   {%- set unknown = [] -%}
-  {%- for feature in answers.untested_features if feature not in ['change_feed', 'flows', 'contract', 'file_format'] -%}{%- do unknown.append(feature) -%}{%- endfor -%}
+  {%- for feature in answers.untested_features if feature not in ['change_feed', 'flows', 'contract', 'file_format', 'debezium'] -%}{%- do unknown.append(feature) -%}{%- endfor -%}
   {%- if unknown -%}
-    {%- do problems.append("untested_features names " ~ unknown | join(', ') ~ "; the features are 'change_feed', 'flows', 'contract' and 'file_format'") -%}
+    {%- do problems.append("untested_features names " ~ unknown | join(', ') ~ "; the features are 'change_feed', 'flows', 'contract', 'file_format' and 'debezium'") -%}
   {%- endif -%}
   {%- if problems -%}
     {%- do exceptions.raise_compiler_error(auto_cdc._gate_prefix() ~ "`" ~ adapter.type() ~ "__capabilities()` cannot be used; nothing was written.\n  - "

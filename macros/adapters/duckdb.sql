@@ -57,6 +57,37 @@
 {%- endmacro %}
 
 
+{#- public/debezium.sql -#}
+{% macro duckdb__debezium_json_sql(expr) -%}
+  {{ return('cast(' ~ expr ~ ' as json)') }}
+{%- endmacro %}
+
+{% macro duckdb__debezium_member_sql(doc, key) -%}
+  {#- A JSONPath with the key quoted: `->` reads a key starting with `$` or `/` as a path. -#}
+  {{ return('json_extract(' ~ doc ~ ', ' ~ auto_cdc._duckdb_json_path(key) ~ ')') }}
+{%- endmacro %}
+
+{% macro duckdb__debezium_field_sql(doc, key) -%}
+  {{ return('json_extract_string(' ~ doc ~ ', ' ~ auto_cdc._duckdb_json_path(key) ~ ')') }}
+{%- endmacro %}
+
+{% macro _duckdb_json_path(key) -%}
+  {{ return(auto_cdc.string_literal('$."' ~ (key | replace('\\', '\\\\') | replace('"', '\\"')) ~ '"')) }}
+{%- endmacro %}
+
+{% macro duckdb__debezium_element_sql(doc, index) -%}
+  {{ return('json_extract_string(' ~ doc ~ ", '$[" ~ index ~ "]')") }}
+{%- endmacro %}
+
+{% macro duckdb__debezium_trailing_number_sql(text) -%}
+  {{ return("regexp_extract(" ~ text ~ ", '([0-9]+)$', 1)") }}
+{%- endmacro %}
+
+{% macro duckdb__debezium_epoch_sql(raw, unit) -%}
+  {{ return('make_timestamp(cast(' ~ raw ~ ' as bigint)' ~ (' * 1000' if unit == 'epoch_millis' else '') ~ ')') }}
+{%- endmacro %}
+
+
 {#- adapters/capabilities.sql -#}
 {% macro duckdb__capabilities() -%}
   {#- One process writes a database file at a time, and a run is one transaction, whose

@@ -154,7 +154,7 @@
   {#- `used`: {feature: whether the model uses it (file_format: a format other than iceberg)}. A
       feature not tested on this adapter fails here, before anything is written, instead of
       running untested. -#}
-  {%- for feature in auto_cdc.capabilities().untested_features if used[feature] -%}
+  {%- for feature in auto_cdc.capabilities().untested_features if used.get(feature) -%}
     {%- set value = " '" ~ config.get('file_format') ~ "'" if feature == 'file_format' else '' -%}
     {%- do errors.append("`" ~ feature ~ "`" ~ value ~ " is not supported on " ~ adapter.type() ~ " yet (it is not tested there; README, \"Spark\"): leave it out of this model's config.") -%}
   {%- endfor -%}

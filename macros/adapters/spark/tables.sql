@@ -75,7 +75,7 @@
       'compares_every_type': true, 'type_of': 'typeof({})', 'indexes': false,
       'max_identifier_length': 63, 'max_decimal_precision': 38,
       'snapshot_functions': false, 'rebuild_drops_sequence_type': false,
-      'untested_features': ['change_feed', 'flows', 'contract', 'file_format'],
+      'untested_features': ['change_feed', 'flows', 'contract', 'file_format', 'debezium'],
   }) }}
 {%- endmacro %}
 

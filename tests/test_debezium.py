@@ -1,0 +1,364 @@
+"""auto_cdc.debezium(): Debezium change events, landed as a Kafka sink lands them, into SCD1 and
+SCD2 targets, case by case: each op code, a primary-key change, the TOAST placeholder, commit
+order against interleaved LSNs, redeliveries, truncates in SCD2, the flattened form, the MySQL
+and SQL Server orderings, the types inside the envelope and the argument errors. The events are
+written in Debezium's own format (its PostgreSQL, MySQL and SQL Server `source` blocks);
+test_debezium_capture.py applies a feed that real Debezium captured."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from harness import CdcProject, derived_name
+
+pytestmark = pytest.mark.dbt_v2  # under dbt v2 too
+
+# The README's ready-made configs ("From Debezium").
+SCD1: dict[str, Any] = {
+    "keys": ["id"],
+    "sequence_by": "_dbz_sequence",
+    "apply_as_deletes": "_dbz_op = 'd'",
+    "apply_as_truncates": "_dbz_op = 't'",
+    "columns_to_update": "_dbz_columns",
+    "except_column_list": ["_dbz_op", "_dbz_sequence", "_dbz_columns", "loaded"],
+}
+SCD2: dict[str, Any] = {
+    **{key: value for key, value in SCD1.items() if key != "apply_as_truncates"},
+    "stored_as_scd_type": 2,
+    "track_history_except_column_list": ["_dbz_committed_at"],
+}
+COLUMNS = "{'id': 'integer', 'name': 'text', 'notes': 'text'}"
+ARGS = f"columns={COLUMNS}, extra_columns=['loaded']"  # `loaded`: the sink's arrival number
+UNAVAILABLE = "__debezium_unavailable_value"
+COMMITTED_MS = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC
+
+
+class PostgresFeed:
+    """Debezium PostgreSQL events in delivery (commit) order: each transaction's events carry
+    `source.sequence` = [the previous commit's LSN, the event's LSN]; LSNs may interleave."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any] | None] = []
+        self.last_commit: int | None = None
+        self.next_lsn = 1000
+
+    def lsn(self) -> int:
+        self.next_lsn += 8
+        return self.next_lsn
+
+    def snapshot(self, *rows: dict[str, Any]) -> None:
+        """op 'r': every row at the snapshot's one LSN."""
+        lsn = self.lsn()
+        for row in rows:
+            self.events.append(self._event("r", None, row, lsn, None))
+
+    def transaction(self, *changes: tuple[str, dict[str, Any] | None, dict[str, Any] | None],
+                    lsns: list[int] | None = None, commit_lsn: int | None = None) -> None:
+        """Changes (op, before, after) committed together, at the given LSNs or the next ones."""
+        lsns = lsns or [self.lsn() for _ in changes]
+        for (op, before, after), lsn in zip(changes, lsns):
+            self.events.append(self._event(op, before, after, lsn, self.last_commit))
+            if op == "d":
+                self.events.append(None)  # the Kafka tombstone after a delete
+        self.last_commit = commit_lsn or self.lsn()
+        self.next_lsn = max(self.next_lsn, self.last_commit)
+
+    def _event(self, op: str, before: Any, after: Any, lsn: int, last_commit: int | None) -> dict[str, Any]:
+        sequence = json.dumps([None if last_commit is None else str(last_commit), str(lsn)])
+        source = {"version": "3.6.3.Final", "connector": "postgresql", "name": "dbz", "ts_ms": COMMITTED_MS + lsn,
+                  "snapshot": "true" if op == "r" else "false", "db": "app", "sequence": sequence,
+                  "schema": "public", "table": "customers", "txId": 700 + lsn // 100, "lsn": lsn, "xmin": None}
+        return {"before": before, "after": after, "source": source, "op": op, "ts_ms": COMMITTED_MS + lsn + 3,
+                "transaction": None}
+
+
+def land(project: CdcProject, events: list[dict[str, Any] | None], table: str = "landed", start: int = 1) -> None:
+    """Landed as a Kafka sink lands the JSON converter's values: one row per record, in the
+    envelope's top-level fields (JSON text), with its arrival number; a tombstone's row is empty."""
+    if not project.exists(table):
+        project.create_table(table, {"before": "text", "after": "text", "source": "text", "op": "text",
+                                     "ts_ms": "bigint", "loaded": "integer"})
+    rows = []
+    for number, event in enumerate(events, start):
+        if event is None:
+            rows.append((None, None, None, None, None, number))
+        else:
+            rows.append((json.dumps(event["before"]) if event["before"] is not None else None,
+                         json.dumps(event["after"]) if event["after"] is not None else None,
+                         json.dumps(event["source"]), event["op"], event["ts_ms"], number))
+    project.insert(table, rows)
+
+
+def model(project: CdcProject, config: dict[str, Any], args: str = ARGS, table: str = "landed",
+          name: str = "customers") -> None:
+    body = "select * from {{ auto_cdc.debezium(" + repr(project.relation(table)) + ", " + args + ") }}"
+    project.model(name, body, **config)
+
+
+def current(project: CdcProject, name: str = "customers", columns: str = "id, name, notes") -> list[tuple[Any, ...]]:
+    where = ' where "__END_AT" is null' if "__END_AT" in project.columns(name) else ""
+    return sorted(project.query(f"select {columns} from {project.relation(name)}{where}"))
+
+
+def row(id: int, name: str | None = None, notes: str | None = None) -> dict[str, Any]:
+    return {"id": id, "name": name, "notes": notes}
+
+
+def key(id: int) -> dict[str, Any]:
+    """A delete's `before` under REPLICA IDENTITY DEFAULT: the key, every other column NULL."""
+    return {"id": id, "name": None, "notes": None}
+
+
+@pytest.fixture
+def feed() -> Iterator[PostgresFeed]:
+    yield PostgresFeed()
+
+
+def test_each_op_code_applies_as_debezium_means_it(project: CdcProject, feed: PostgresFeed) -> None:
+    """r (snapshot rows) and c upsert, u updates, d deletes by the key in `before`, tombstones
+    are skipped, t truncates (SCD1), and rows inserted after the truncate stay."""
+    feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"), row(3, "c", "n3"))
+    feed.transaction(("c", None, row(4, "d", "n4")), ("u", None, row(1, "a2", "n1")))
+    feed.transaction(("d", key(2), None))
+    land(project, feed.events)
+    model(project, SCD1, ARGS)
+    project.run("customers")
+    assert current(project) == [(1, "a2", "n1"), (3, "c", "n3"), (4, "d", "n4")]
+
+    done = len(feed.events)
+    feed.transaction(("t", None, None))
+    feed.transaction(("c", None, row(5, "e", "n5")))
+    land(project, feed.events[done:], start=done + 1)
+    project.run("customers")
+    assert current(project) == [(5, "e", "n5")]
+
+
+def test_a_primary_key_change_is_a_delete_and_an_insert(project: CdcProject, feed: PostgresFeed) -> None:
+    """UPDATE ... SET id = 20 arrives as a delete of 2 (with its tombstone) and a create of 20."""
+    feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
+    feed.transaction(("d", key(2), None), ("c", None, row(20, "b", "n2")))
+    land(project, feed.events)
+    model(project, SCD2)
+    project.run("customers")
+    assert current(project) == [(1, "a", "n1"), (20, "b", "n2")]
+    closed = project.query(f'select id from {project.relation("customers")} where "__END_AT" is not null')
+    assert closed == [(2,)]
+
+
+def test_the_toast_placeholder_keeps_the_stored_value(project: CdcProject, feed: PostgresFeed) -> None:
+    """An update that leaves a TOASTed column unchanged sends Debezium's placeholder for it: the
+    column is not written (SCD1 keeps it, SCD2's new version carries it), a real new value is."""
+    feed.snapshot(row(1, "a", "long text"), row(2, "b", "other"))
+    feed.transaction(("u", None, row(1, "a2", UNAVAILABLE)))
+    feed.transaction(("u", None, row(2, "b", "changed")))
+    land(project, feed.events)
+    model(project, SCD1, name="customers")
+    model(project, SCD2, name="history")
+    project.run()
+    assert current(project) == [(1, "a2", "long text"), (2, "b", "changed")]
+    assert current(project, "history") == [(1, "a2", "long text"), (2, "b", "changed")]
+    assert project.query(f'select count(*) from {project.relation("history")} where notes = {UNAVAILABLE!r}') == [(0,)]
+
+
+def test_the_placeholder_arriving_before_the_value_it_stands_for(project: CdcProject, feed: PostgresFeed) -> None:
+    """Split across runs the other way round (the update first, the snapshot row later): the
+    result is the same as in order."""
+    feed.snapshot(row(1, "a", "long text"))
+    feed.transaction(("u", None, row(1, "a2", UNAVAILABLE)))
+    land(project, feed.events[1:])
+    model(project, {**SCD2, "checkpoint_column": "loaded"}, ARGS)
+    project.run("customers")
+    land(project, feed.events[:1], start=10)
+    project.run("customers")
+    assert current(project) == [(1, "a2", "long text")]
+
+
+def test_events_apply_in_commit_order_not_lsn_order(project: CdcProject, feed: PostgresFeed) -> None:
+    """Two transactions whose LSNs interleave (the second to commit wrote first, at a lower LSN):
+    the one that committed last wins, and SCD2's versions follow commit order."""
+    feed.snapshot(row(1, "a", "n"))
+    feed.transaction(("u", None, row(1, "first to commit", "n")), lsns=[1300], commit_lsn=1310)
+    feed.transaction(("u", None, row(1, "last to commit", "n")), lsns=[1200], commit_lsn=1320)
+    land(project, feed.events[::-1])  # arrival order does not matter either
+    model(project, SCD1, name="customers")
+    model(project, SCD2, name="history")
+    project.run()
+    assert current(project) == [(1, "last to commit", "n")]
+    history = project.query(f'select name from {project.relation("history")} order by "__START_AT"')
+    assert history == [("a",), ("first to commit",), ("last to commit",)]
+
+
+def test_redeliveries_collapse(project: CdcProject, feed: PostgresFeed) -> None:
+    """At-least-once delivery: every event landed twice, in the same run and again in a later
+    one, gives the target and history of each event once."""
+    feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
+    feed.transaction(("u", None, row(1, "a2", UNAVAILABLE)), ("d", key(2), None))
+    feed.transaction(("c", None, row(3, "c", "n3")))
+    config = {**SCD2, "checkpoint_column": "loaded"}
+    once = feed.events
+    land(project, once, table="once")
+    model(project, config, table="once", name="history_once")
+    land(project, once + once[:4])
+    model(project, config, name="history")
+    project.run()
+    land(project, once[2:], start=100)
+    project.run()
+    versions = 'select id, name, notes, "__START_AT", "__END_AT" from {}'
+    assert sorted(project.query(versions.format(project.relation("history")))) == sorted(
+        project.query(versions.format(project.relation("history_once")))
+    )
+    assert current(project, "history") == [(1, "a2", "n1"), (3, "c", "n3")]
+
+
+def test_a_truncate_in_scd2_closes_every_key_before_it(project: CdcProject, feed: PostgresFeed) -> None:
+    """SCD2 cannot apply a truncate: it becomes a delete at its sequence of every key seen before
+    it, also of a key whose earlier event arrives in a later run; keys created after it stay."""
+    feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
+    feed.transaction(("c", None, row(3, "late", "n3")))
+    feed.transaction(("t", None, None))
+    feed.transaction(("c", None, row(4, "d", "n4")), ("c", None, row(1, "again", "n1")))
+    late = feed.events[2]
+    land(project, [event for event in feed.events if event is not late])
+    model(project, {**SCD2, "checkpoint_column": "loaded"}, ARGS)
+    project.run("customers")
+    assert current(project) == [(1, "again", "n1"), (4, "d", "n4")]
+    land(project, [late], start=100)
+    project.run("customers")
+    assert current(project) == [(1, "again", "n1"), (4, "d", "n4")]
+    truncated = project.query(
+        f'select id, name from {project.relation("customers")} where "__END_AT" is not null order by id'
+    )
+    assert truncated == [(1, "a"), (2, "b"), (3, "late")]
+
+
+def test_the_value_column_form_with_schemas(project: CdcProject, feed: PostgresFeed) -> None:
+    """One JSON column holding the whole record value, with `schemas.enable=true` (the payload
+    under `payload`) or without, and tombstones as NULL values."""
+    feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
+    feed.transaction(("u", None, row(1, "a2", UNAVAILABLE)), ("d", key(2), None))
+    project.create_table("records", {"value": "text", "loaded": "integer"})
+    values = [None if event is None else {"schema": {"type": "struct"}, "payload": event} if i % 2 else event
+              for i, event in enumerate(feed.events)]
+    project.insert("records", [(None if value is None else json.dumps(value), i) for i, value in enumerate(values)])
+    model(project, SCD1, f"columns={COLUMNS}, envelope_column='value', extra_columns=['loaded']", table="records")
+    project.run("customers")
+    assert current(project) == [(1, "a2", "n1")]
+
+
+def test_the_flattened_form(project: CdcProject, feed: PostgresFeed) -> None:
+    """ExtractNewRecordState with add.fields=op,lsn,sequence,source.ts_ms and deletes rewritten
+    (`__deleted`): typed columns and Debezium's `__` fields; deletes carry their before image."""
+    feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
+    feed.transaction(("u", None, row(1, "a2", UNAVAILABLE)), ("d", key(2), None))
+    feed.transaction(("t", None, None))
+    feed.transaction(("c", None, row(3, "c", "n3")))
+    project.create_table("flat", {"id": "integer", "name": "text", "notes": "text", "__deleted": "text",
+                                  "__op": "text", "__lsn": "bigint", "__sequence": "text",
+                                  "__source_ts_ms": "bigint", "loaded": "integer"})
+    def flat(events: list[dict[str, Any] | None]) -> list[tuple[Any, ...]]:
+        rows = []
+        for event in events:
+            if event is not None:
+                empty = {"id": None, "name": None, "notes": None}  # a truncate's
+                image = event["before"] if event["op"] == "d" else event["after"] or empty
+                source = event["source"]
+                rows.append((image["id"], image["name"], image["notes"], str(event["op"] == "d").lower(), event["op"],
+                             source["lsn"], source["sequence"], source["ts_ms"], source["lsn"]))
+        return rows
+
+    project.insert("flat", flat(feed.events[:5]))
+    model(project, SCD1, "form='flattened', extra_columns=['loaded']", table="flat")
+    project.run("customers")
+    assert current(project) == [(1, "a2", "n1")]
+    assert "__op" not in project.columns("customers")
+
+    project.insert("flat", flat(feed.events[5:]))  # the truncate and an insert after it
+    project.run("customers")
+    assert current(project) == [(3, "c", "n3")]
+
+
+def _other_connector(project: CdcProject, connector: str, sources: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """Updates of key 1 named by the position in `sources`, landed in reverse; the name that
+    wins and the versions' order."""
+    events = [{"before": None, "after": row(1, f"v{i}"), "op": "u" if i else "c",
+               "source": {**source, "connector": connector, "ts_ms": COMMITTED_MS}, "ts_ms": COMMITTED_MS}
+              for i, source in enumerate(sources)]
+    land(project, events[::-1])
+    model(project, SCD2, f"{ARGS}, connector='{connector}'", name="history")
+    project.run("history")
+    return project.query(f'select name from {project.relation("history")} order by "__START_AT"')
+
+
+def test_mysql_events_are_ordered_by_binlog_file_position_and_row(project: CdcProject) -> None:
+    """The binlog file's number (not its name: mysql-bin.999999 comes before mysql-bin.1000000),
+    then the position, then the row within the event."""
+    sources = [{"file": "mysql-bin.000009", "pos": 9000, "row": 0}, {"file": "mysql-bin.000009", "pos": 9000, "row": 1},
+               {"file": "mysql-bin.000010", "pos": 4, "row": 0}, {"file": "mysql-bin.999999", "pos": 100, "row": 0},
+               {"file": "mysql-bin.1000000", "pos": 4, "row": 0}]
+    assert _other_connector(project, "mysql", sources) == [(f"v{i}",) for i in range(5)]
+
+
+def test_sql_server_events_are_ordered_by_commit_lsn_change_lsn_and_serial(project: CdcProject) -> None:
+    """Two events of one commit share its LSN: the change LSN, then event_serial_no, order them."""
+    sources = [{"commit_lsn": "0000002a:00000ab8:0003", "change_lsn": "0000002a:00000ab8:0002", "event_serial_no": 1},
+               {"commit_lsn": "0000002a:00000ab8:0003", "change_lsn": "0000002a:00000ab8:0002", "event_serial_no": 2},
+               {"commit_lsn": "0000002a:00000ab8:0003", "change_lsn": "0000002a:00000ac0:0001", "event_serial_no": 1},
+               {"commit_lsn": "0000002b:00000010:0001", "change_lsn": "0000002b:00000008:0001", "event_serial_no": 1}]
+    assert _other_connector(project, "sqlserver", sources) == [(f"v{i}",) for i in range(4)]
+
+
+def test_the_types_inside_the_envelope(project: CdcProject, feed: PostgresFeed) -> None:
+    """Debezium's default encodings decoded exactly: a timestamp as epoch microseconds (or
+    milliseconds, given), a date as epoch days, timestamptz as ISO-8601, a decimal as a string
+    (decimal.handling.mode=string), booleans, big integers, JSON text."""
+    moment = datetime.datetime(2026, 12, 3, 6, 18, 44, 123456)
+    micros = (moment - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1)
+    after = {"id": 1, "at_us": micros, "at_ms": micros // 1000, "day": (moment.date() - datetime.date(1970, 1, 1)).days,
+             "seen": "2026-12-03T06:18:44.123456Z", "amount": "12345678901234567890.12", "flag": True,
+             "big": 9007199254740993, "doc": '{"a": [1, 2]}'}
+    feed.snapshot(after)
+    land(project, feed.events)
+    columns = ("{'id': 'integer', 'at_us': 'timestamp', 'at_ms': {'type': 'timestamp', 'encoding': 'epoch_millis'},"
+               " 'day': 'date', 'seen': 'timestamptz', 'amount': 'decimal(24,2)', 'flag': 'boolean',"
+               " 'big': 'bigint', 'doc': 'text'}")
+    model(project, SCD1, f"columns={columns}, extra_columns=['loaded']")
+    project.run("customers")
+    at_us, at_ms, day, seen, amount, flag, big, doc = project.query(
+        f"select at_us, at_ms, day, seen, amount, flag, big, doc from {project.relation('customers')}"
+    )[0]
+    assert at_us == moment
+    assert at_ms == moment.replace(microsecond=123000)
+    assert day == moment.date()
+    assert seen == moment.replace(tzinfo=datetime.timezone.utc)
+    assert amount == decimal.Decimal("12345678901234567890.12")
+    assert (flag, big, json.loads(doc)) == (True, 9007199254740993, {"a": [1, 2]})
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        ("columns={'name': 'text'}", ["has key 'id' but no column of that name in columns="]),
+        ("connector='oracle', columns={'id': 'integer'}", ["connector='oracle'", "postgresql, mysql, sqlserver"]),
+        ("columns={'id': {'type': 'timestamp', 'encoding': 'epoch_nanos'}}", ["encoding 'epoch_nanos'"]),
+        ("", ["needs columns={name: type, ...}"]),
+        ("columns={'id': 'integer'}, extra_columns=['loaded'], truncates='ignore'", ["truncates='ignore'"]),
+    ],
+    ids=["key_not_in_columns", "unknown_connector", "unknown_encoding", "no_columns", "unknown_truncates"],
+)
+def test_argument_errors_name_the_model_and_the_argument(project: CdcProject, feed: PostgresFeed, args: str,
+                                                         fragments: list[str]) -> None:
+    feed.snapshot(row(1, "a", "n1"))
+    land(project, feed.events)
+    model(project, SCD1, args)
+    outcome = project.dbt("run", "--select", "customers")
+    assert not outcome.success
+    for fragment in ["'customers'", "auto_cdc.debezium(", *fragments]:
+        assert fragment in outcome.error, f"{fragment!r} not in:\n{outcome.error}"
+    assert not project.exists("customers")
+    assert not project.exists(derived_name("customers", "__cdc_runs"))
