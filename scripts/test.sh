@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Runs every test on DuckDB and PostgreSQL, the Spark tier (tests marked `spark`) on a local
 # Spark with Iceberg tables, and the v2 tier (tests marked `dbt_v2`) on DuckDB under dbt v2.
-# Installs what is missing: the Python packages (with the development and Spark extras; dbt v2's
-# CLI comes with dbt-core 1.12.0) and, through apt when run as root, the PostgreSQL server, Java
-# 17 and npm (which fetches dbt v2's DuckDB driver, tests/v2_env.py). The tests start a private
-# PostgreSQL server and a Spark session themselves and stop them when they end.
+# Installs what is missing: the Python packages (with the development, Debezium and Spark extras;
+# dbt v2's CLI comes with dbt-core 1.12.0) and, through apt when run as root, the PostgreSQL
+# server, Java 17 (Spark, and real Debezium in tests/debezium_capture.py) and npm (which fetches
+# dbt v2's DuckDB driver, tests/v2_env.py). The tests start private PostgreSQL servers and a
+# Spark session themselves and stop them when they end.
 # Extra arguments go to pytest (e.g. scripts/test.sh -k golden). AUTO_CDC_SPARK=0 leaves the
-# Spark tier out, and with it pyspark and Java; AUTO_CDC_V2=0 the v2 tier, and with it npm.
+# Spark tier out, and with it pyspark; AUTO_CDC_V2=0 the v2 tier, and with it npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 spark_tier=$([ "${AUTO_CDC_SPARK:-1}" != "0" ] && echo 1 || echo 0)
 v2_tier=$([ "${AUTO_CDC_V2:-1}" != "0" ] && echo 1 || echo 0)
-extras=$([ "$spark_tier" = 1 ] && echo "dev,spark" || echo "dev")
+extras=$([ "$spark_tier" = 1 ] && echo "dev,debezium,spark" || echo "dev,debezium")
 python3 -m pip install --quiet --disable-pip-version-check -e ".[$extras]" -c scripts/constraints.txt
 
 apt_install() {
@@ -29,8 +30,8 @@ apt_install() {
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
   apt_install "The PostgreSQL server" postgresql
 fi
-# Spark 3.5 runs on Java 17 (tests/spark_env.py finds it under /usr/lib/jvm or at JAVA_HOME).
-if [ "$spark_tier" = 1 ] && [ -z "${JAVA_HOME:-}" ] && ! ls -d /usr/lib/jvm/java-17-openjdk-* >/dev/null 2>&1; then
+# Spark 3.5 and Debezium 3.6 run on Java 17 (found under /usr/lib/jvm or at JAVA_HOME).
+if [ -z "${JAVA_HOME:-}" ] && ! ls -d /usr/lib/jvm/java-17-openjdk-* >/dev/null 2>&1; then
   apt_install "Java 17" openjdk-17-jre-headless
 fi
 if [ "$v2_tier" = 1 ] && ! command -v npm >/dev/null 2>&1; then

@@ -83,6 +83,10 @@
   {{ return("regexp_extract(" ~ text ~ ", '([0-9]+)$', 1)") }}
 {%- endmacro %}
 
+{% macro duckdb__debezium_error_sql(message) -%}
+  {{ return('error(' ~ message ~ ')') }}
+{%- endmacro %}
+
 {% macro duckdb__debezium_epoch_sql(raw, unit) -%}
   {{ return('make_timestamp(cast(' ~ raw ~ ' as bigint)' ~ (' * 1000' if unit == 'epoch_millis' else '') ~ ')') }}
 {%- endmacro %}

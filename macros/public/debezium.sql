@@ -16,7 +16,7 @@
   with dbz_landed as (
     {{ landed }}
   ),
-  dbz_events as (
+  dbz_decoded as (
     select
       {%- for column in spec.columns %}
       {{ auto_cdc._debezium_value_sql(spec, column, loop.index) }} as {{ auto_cdc.quote_identifier(column.name) }},
@@ -30,7 +30,8 @@
       {%- endfor %}
     from dbz_landed
     where dbz_op is not null
-  )
+  ),
+  {{ auto_cdc._debezium_moved_rows_sql(spec) }}
   {%- if spec.truncates == 'apply' %}
   select * from dbz_events
   {%- else %}
@@ -246,15 +247,94 @@
 {%- endmacro %}
 
 
+{% macro _debezium_moved_rows_sql(spec) -%}
+  {#- CTEs ending in `dbz_events`. A primary-key change is a delete of the old key and a create of
+      the new one at one LSN; under REPLICA IDENTITY DEFAULT the create carries the placeholder
+      for every unchanged TOASTed column, whose value Debezium never read. It is the old key's:
+      its latest event before the change that wrote the column, in the landed table. Until the
+      delete and that event have landed (a sink may land another key's partition later), and
+      when the landed table holds none, the run fails: NULL would lose the value silently, and
+      the next run, reading from the same checkpoint, finds it once it has landed. -#}
+  {%- set values = spec.columns | rejectattr('is_key') | list if spec.unavailable_values else [] -%}
+  {%- set q = auto_cdc.quote_identifier -%}
+  {%- if not values %}
+  dbz_events as (select * from dbz_decoded)
+  {%- else %}
+  dbz_moved as (
+    select
+      {%- for column in spec.key_columns %}
+      old.{{ q(column.name) }},
+      {%- endfor %}
+      moved._dbz_sequence
+    from dbz_decoded as moved
+    left join dbz_decoded as old on old._dbz_sequence = moved._dbz_sequence and old._dbz_op = 'd'
+    where moved._dbz_op = 'c' and moved._dbz_columns is not null
+    group by {% for column in spec.key_columns %}old.{{ q(column.name) }}, {% endfor %}moved._dbz_sequence
+  ),
+  dbz_moved_values as (
+    select
+      {%- for column in values %}
+      {%- set writes = 'earlier._dbz_sequence is not null and ' ~ auto_cdc._debezium_writes_sql('earlier', column.name) %}
+      (array_agg(earlier.{{ q(column.name) }} order by earlier._dbz_sequence desc) filter (where {{ writes }}))[1] as dbz_value_{{ loop.index }},
+      count(*) filter (where {{ writes }}) > 0 as dbz_found_{{ loop.index }},
+      {%- endfor %}
+      moved._dbz_sequence
+    from dbz_moved as moved
+    left join dbz_decoded as earlier
+      on {% for column in spec.key_columns %}earlier.{{ q(column.name) }} = moved.{{ q(column.name) }} and {% endfor -%}
+         earlier._dbz_sequence < moved._dbz_sequence and earlier._dbz_op in ('c', 'u', 'r')
+    group by moved._dbz_sequence
+  ),
+  dbz_events as (
+    select
+      {%- for column in spec.columns %}
+      {%- if column.is_key or column not in values %}
+      e.{{ q(column.name) }},
+      {%- else %}
+      {%- set index = values.index(column) + 1 %}
+      case when moved._dbz_sequence is null or {{ auto_cdc._debezium_writes_sql('e', column.name) }} then e.{{ q(column.name) }}
+           else moved.dbz_value_{{ index }} end as {{ q(column.name) }},
+      {%- endif %}
+      {%- endfor %}
+      e._dbz_op,
+      e._dbz_sequence,
+      case when moved._dbz_sequence is null then e._dbz_columns
+      {%- for column in values %}
+           when not moved.dbz_found_{{ loop.index }} and not {{ auto_cdc._debezium_writes_sql('e', column.name) }} then {{ auto_cdc.debezium_error_sql(
+               auto_cdc.string_literal("auto_cdc.debezium(" ~ spec.relation ~ "): a primary-key change (a delete and a create at _dbz_sequence ")
+               ~ " || cast(e._dbz_sequence as " ~ dbt.type_string() ~ ") || "
+               ~ auto_cdc.string_literal(") moved a row whose TOASTed column " ~ column.name ~ " Debezium did not send (REPLICA IDENTITY DEFAULT), and the landed table holds no earlier value of it under the old key: the old key's events have not landed yet (run again once they have) or are gone. ALTER TABLE ... REPLICA IDENTITY FULL on the source table makes Debezium send every value.")) }}
+      {%- endfor %}
+      end as _dbz_columns,
+      e._dbz_committed_at
+      {%- for name in spec.extra_columns %},
+      e.{{ q(name) }}
+      {%- endfor %}
+    from dbz_decoded as e
+    left join dbz_moved_values as moved on moved._dbz_sequence = e._dbz_sequence and e._dbz_op = 'c'
+  )
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro _debezium_writes_sql(alias, column) -%}
+  {#- Does the event write `column` (its `_dbz_columns` is NULL, or lists it)? -#}
+  {{ return('(' ~ alias ~ '._dbz_columns is null or position(' ~ auto_cdc.string_literal(',' ~ (column | lower) ~ ',')
+            ~ " in ',' || lower(" ~ alias ~ "._dbz_columns) || ',') > 0)") }}
+{%- endmacro %}
+
+
 {% macro _debezium_sequence_sql(spec) -%}
   {#- One value that orders the connector's events (README, "From Debezium", which says why):
-      PostgreSQL: the LSN of the last commit before the event's transaction, then the event's
-      LSN (Debezium's `source.sequence`), as one decimal(38,0): an LSN is below 10^19.
+      PostgreSQL: where the commit before the event's transaction ends, then the event's LSN
+      (Debezium's `source.sequence`), as one decimal(38,0): an LSN is below 10^19.
       MySQL: the binlog file's number, the position, the row in the event, as one decimal(38,0).
       SQL Server: commit LSN, change LSN, event serial number, as fixed-width text. -#}
   {%- if spec.connector == 'postgresql' -%}
+    {#- The first element is NULL in snapshot rows and in the first transaction streamed after
+        the snapshot: the event's own LSN stands in (a snapshot row sits at its consistent point). -#}
     {%- set last_commit = auto_cdc.debezium_element_sql(auto_cdc.debezium_json_sql('dbz_sequence'), 0) -%}
-    {{ return('cast(coalesce(cast(' ~ last_commit ~ ' as decimal(38,0)), 0) * 10000000000000000000'
+    {{ return('cast(cast(coalesce(' ~ last_commit ~ ', dbz_lsn) as decimal(38,0)) * 10000000000000000000'
               ~ ' + cast(dbz_lsn as decimal(38,0)) as decimal(38,0))') }}
   {%- elif spec.connector == 'mysql' -%}
     {{ return('cast(cast(' ~ auto_cdc.debezium_trailing_number_sql('dbz_file') ~ ' as decimal(38,0)) * 1000000000000000000000000'
@@ -374,6 +454,17 @@
     {%- set value = raw -%}
   {%- endif -%}
   {{ return('cast(' ~ value ~ ' as ' ~ type ~ ')' if type else value) }}
+{%- endmacro %}
+
+
+{% macro debezium_error_sql(message) -%}
+  {{ return(adapter.dispatch('debezium_error_sql', 'auto_cdc')(message)) }}
+{%- endmacro %}
+
+{% macro default__debezium_error_sql(message) -%}
+  {#- Text that fails the query when evaluated, with `message` (SQL) in the error: PostgreSQL's
+      SQL has no raise; a failed cast quotes its input. -#}
+  {{ return('cast(cast(' ~ message ~ ' as integer) as ' ~ dbt.type_string() ~ ')') }}
 {%- endmacro %}
 
 
