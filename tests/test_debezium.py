@@ -302,6 +302,19 @@ def test_the_flattened_form(project: CdcProject, feed: PostgresFeed) -> None:
     assert current(project) == [(1, "a3", "n1b"), (3, "c", "n3")]
 
 
+def test_a_flattened_table_without_the_fields_that_order_it_is_refused(project: CdcProject) -> None:
+    """`__lsn` alone does not give commit order: without `__sequence` the run fails before
+    writing, naming the missing fields and the add.fields to configure."""
+    project.create_table("flat", {"id": "integer", "name": "text", "__op": "text", "__lsn": "bigint",
+                                  "__source_ts_ms": "bigint"})
+    model(project, {key: value for key, value in SCD1.items() if key != "except_column_list"}, "form='flattened'",
+          table="flat")
+    outcome = project.dbt("run", "--select", "customers")
+    assert not outcome.success
+    assert "without __sequence" in outcome.error and "add.fields=op,sequence,lsn,source.ts_ms" in outcome.error
+    assert not project.exists("customers")
+
+
 def _other_connector(project: CdcProject, connector: str, sources: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """Updates of key 1 named by the position in `sources`, landed in reverse; the name that
     wins and the versions' order."""

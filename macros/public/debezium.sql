@@ -78,7 +78,7 @@
     {%- do problems.append("has truncates='" ~ truncates ~ "'; use 'apply' (rows for apply_as_truncates, SCD1) or 'as_deletes' (a delete of every key seen before the truncate)") -%}
   {%- endif -%}
   {%- set extra_columns = [extra_columns] if extra_columns is string else extra_columns -%}
-  {%- set resolved = auto_cdc._debezium_columns(relation, columns, form, keys, extra_columns, problems) -%}
+  {%- set resolved = auto_cdc._debezium_columns(relation, columns, form, connector, keys, extra_columns, problems) -%}
   {%- for key in keys if key | lower not in resolved | map(attribute='name') | map('lower') | list -%}
     {%- do problems.append("has key '" ~ key ~ "' but no column of that name in columns=") -%}
   {%- endfor -%}
@@ -106,15 +106,28 @@
 {%- endmacro %}
 
 
-{% macro _debezium_columns(relation, columns, form, keys, extra_columns, problems) -%}
+{% macro _debezium_columns(relation, columns, form, connector, keys, extra_columns, problems) -%}
   {#- [{name, type, encoding}]: the columns to take and how their values are encoded. A flattened
       table without `columns` gives its own columns as they are (encoding none), but Debezium's
       `__` fields and the extra columns. -#}
   {%- set resolved = [] -%}
+  {%- set landed_names = [] -%}
+  {%- if form == 'flattened' and execute -%}
+    {#- The landed table's column names (a relation or the name of a CTE): no rows are read. -#}
+    {%- set landed_names = run_query('select * from ' ~ relation ~ ' as landed limit 0').column_names | list -%}
+    {%- set fields = auto_cdc._debezium_connectors().get(connector, []) -%}
+    {%- set missing = [] -%}
+    {%- for field in ['op'] + fields + ['source_ts_ms'] if '__' ~ field not in landed_names | map('lower') | list -%}
+      {%- do missing.append('__' ~ field) -%}
+    {%- endfor -%}
+    {%- if missing -%}
+      {%- do problems.append("reads a flattened table without " ~ missing | join(', ') ~ ": configure ExtractNewRecordState with add.fields="
+          ~ (['op'] + fields + ['source.ts_ms']) | join(',') ~ " and delete.tombstone.handling.mode=rewrite") -%}
+    {%- endif -%}
+  {%- endif -%}
   {%- if columns is none and form == 'flattened' -%}
     {%- if execute -%}
-      {#- The landed table's column names (a relation or the name of a CTE): no rows are read. -#}
-      {%- for name in run_query('select * from ' ~ relation ~ ' as landed limit 0').column_names
+      {%- for name in landed_names
             if not name.startswith('__') and name | lower not in extra_columns | map('lower') | list -%}
         {%- do resolved.append({'name': name, 'type': none, 'encoding': none}) -%}
       {%- endfor -%}
