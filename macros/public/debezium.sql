@@ -287,7 +287,7 @@
   dbz_moved_values as (
     select
       {%- for column in values %}
-      {%- set writes = 'earlier._dbz_sequence is not null and ' ~ auto_cdc._debezium_writes_sql('earlier', column.name) %}
+      {%- set writes = 'earlier._dbz_sequence is not null and ' ~ auto_cdc.column_is_listed("',' || lower(earlier._dbz_columns) || ','", column.name) %}
       (array_agg(earlier.{{ q(column.name) }} order by earlier._dbz_sequence desc) filter (where {{ writes }}))[1] as dbz_value_{{ loop.index }},
       count(*) filter (where {{ writes }}) > 0 as dbz_found_{{ loop.index }},
       {%- endfor %}
@@ -305,7 +305,7 @@
       e.{{ q(column.name) }},
       {%- else %}
       {%- set index = values.index(column) + 1 %}
-      case when moved._dbz_sequence is null or {{ auto_cdc._debezium_writes_sql('e', column.name) }} then e.{{ q(column.name) }}
+      case when moved._dbz_sequence is null or {{ auto_cdc.column_is_listed("',' || lower(e._dbz_columns) || ','", column.name) }} then e.{{ q(column.name) }}
            else moved.dbz_value_{{ index }} end as {{ q(column.name) }},
       {%- endif %}
       {%- endfor %}
@@ -313,7 +313,7 @@
       e._dbz_sequence,
       case when moved._dbz_sequence is null then e._dbz_columns
       {%- for column in values %}
-           when not moved.dbz_found_{{ loop.index }} and not {{ auto_cdc._debezium_writes_sql('e', column.name) }} then {{ auto_cdc.debezium_error_sql(
+           when not moved.dbz_found_{{ loop.index }} and not {{ auto_cdc.column_is_listed("',' || lower(e._dbz_columns) || ','", column.name) }} then {{ auto_cdc.debezium_error_sql(
                auto_cdc.string_literal("auto_cdc.debezium(" ~ spec.relation ~ "): a primary-key change (a delete and a create at _dbz_sequence ")
                ~ " || cast(e._dbz_sequence as " ~ dbt.type_string() ~ ") || "
                ~ auto_cdc.string_literal(") moved a row whose TOASTed column " ~ column.name ~ " Debezium did not send (REPLICA IDENTITY DEFAULT), and the landed table holds no earlier value of it under the old key: the old key's events have not landed yet (run again once they have) or are gone. ALTER TABLE ... REPLICA IDENTITY FULL on the source table makes Debezium send every value.")) }}
@@ -327,13 +327,6 @@
     left join dbz_moved_values as moved on moved._dbz_sequence = e._dbz_sequence and e._dbz_op = 'c'
   )
   {%- endif %}
-{%- endmacro %}
-
-
-{% macro _debezium_writes_sql(alias, column) -%}
-  {#- Does the event write `column` (its `_dbz_columns` is NULL, or lists it)? -#}
-  {{ return('(' ~ alias ~ '._dbz_columns is null or position(' ~ auto_cdc.string_literal(',' ~ (column | lower) ~ ',')
-            ~ " in ',' || lower(" ~ alias ~ "._dbz_columns) || ',') > 0)") }}
 {%- endmacro %}
 
 
