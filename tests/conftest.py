@@ -52,6 +52,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "spark: also run the test on Spark with Iceberg tables (the Spark tier)")
     config.addinivalue_line("markers", "dbt_v2: also run the test on DuckDB under dbt v2, the Rust engine (v2 tier)")
     config.addinivalue_line("markers", "not_on_v2(reason): leave the test out of its module's v2 tier, saying why")
+    config.addinivalue_line(
+        "markers", "not_on_spark(reason): leave the test out of its module's Spark tier (test_spark.py runs it)"
+    )
     config.addinivalue_line("markers", "on_spark: a Spark case (set by conftest; `-m on_spark` runs the tier alone)")
     config.addinivalue_line("markers", "on_v2: a dbt v2 case (set by conftest; `-m on_v2` runs the tier alone)")
 
@@ -65,7 +68,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         params = callspec.params if callspec is not None else {}
         tier = next((t for t in TIERS if t in (params.get("project"), params.get("module_project"))), None)
-        left_out = tier == V2 and item.get_closest_marker("not_on_v2") is not None
+        left_out_by = "not_on_v2" if tier == V2 else "not_on_spark"
+        left_out = tier is not None and item.get_closest_marker(left_out_by) is not None
         if tier is not None and (not TIERS[tier][0] or item.get_closest_marker(TIERS[tier][1]) is None or left_out):
             dropped.append(item)
             continue

@@ -8,15 +8,16 @@ from typing import Any
 
 import pytest
 
-from harness import CdcProject
+from harness import ADAPTERS, SPARK, V2, CdcProject
 from scenarios import CONFIG, EVENTS, HISTORY, MODEL, fails
 
-pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
+pytestmark = [pytest.mark.dbt_v2, pytest.mark.spark]  # on DuckDB under dbt v2 and on Spark too
 
 
 def _contract(project: CdcProject, columns: list[dict[str, Any]], scd_type: int = 1) -> None:
     project.create_table("events", EVENTS)
     project.model("dim", MODEL, **CONFIG, stored_as_scd_type=scd_type)
+    columns = [{**column, "data_type": project.type_name(column["data_type"])} for column in columns]
     spec = {"version": 2, "models": [{"name": "dim", "config": {"contract": {"enforced": True}}, "columns": columns}]}
     project.write("models/schema.yml", json.dumps(spec))
     project.replace_rows("events", HISTORY)
@@ -68,6 +69,7 @@ def test_contract_not_null_constraint_is_enforced(project: CdcProject) -> None:
     assert project.snapshot(*project.cdc_tables("dim")) == before
 
 
+@pytest.mark.parametrize("project", [*ADAPTERS, V2], indirect=True)  # Spark: the next test
 def test_contract_primary_key_is_created_and_holds_across_runs(project: CdcProject) -> None:
     _contract(
         project,
@@ -82,6 +84,28 @@ def test_contract_primary_key_is_created_and_holds_across_runs(project: CdcProje
         f"where table_schema = '{project.schema}' and table_name = 'dim'"
     )
     assert ("PRIMARY KEY",) in constraint
+    project.replace_rows("events", [(1, "a3", "U", 3), (2, None, "D", 3), (4, "d", "U", 3)])
+    assert project.run("dim").metrics("dim") == (2, 1)
+    assert project.rows("dim") == [(1, "a3"), (4, "d")]
+
+
+@pytest.mark.parametrize("project", [SPARK], indirect=True)
+def test_on_spark_not_null_is_enforced_and_other_constraints_are_declared_only(project: CdcProject) -> None:
+    """Iceberg enforces NOT NULL; the other constraints are declared with a warning naming them,
+    as dbt-spark does, and the target holds what the events say."""
+    _contract(
+        project,
+        [
+            {"name": "id", "data_type": "integer", "constraints": [{"type": "primary_key"}, {"type": "not_null"}]},
+            {"name": "name", "data_type": "varchar", "constraints": [{"type": "unique"}]},
+        ],
+    )
+    outcome = project.run("dim")
+    declared = "the contract's primary_key on id; unique on name constraint(s) are declared, not enforced"
+    assert any(declared in warning for warning in outcome.warnings), outcome.warnings
+    assert project.spark is not None
+    schema = project.spark.session.table(project.relation("dim")).schema
+    assert (schema["id"].nullable, schema["name"].nullable) == (False, True)  # a required Iceberg field
     project.replace_rows("events", [(1, "a3", "U", 3), (2, None, "D", 3), (4, "d", "U", 3)])
     assert project.run("dim").metrics("dim") == (2, 1)
     assert project.rows("dim") == [(1, "a3"), (4, "d")]

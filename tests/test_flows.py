@@ -17,7 +17,7 @@ from harness import CdcProject
 from reference import Event, as_rows, scd1, scd2
 from scenarios import fails, run_count
 
-pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
+pytestmark = [pytest.mark.dbt_v2, pytest.mark.spark]  # on DuckDB under dbt v2 and on Spark too
 
 COLUMNS = ["name", "city"]
 DUMP = {"id": "integer", "name": "varchar", "city": "varchar", "lsn": "integer"}
@@ -210,6 +210,7 @@ RULES: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
 }
 
 
+@pytest.mark.not_on_spark("configuration rules, checked before any SQL runs: the same on every adapter")
 @pytest.mark.parametrize("rule", RULES)
 def test_every_flow_rule_fails_before_writing_and_names_the_flow(project: CdcProject, rule: str) -> None:
     body, config, fragments = RULES[rule]
@@ -225,6 +226,7 @@ def test_every_flow_rule_fails_before_writing_and_names_the_flow(project: CdcPro
     fails(project, *fragments, model="users")
 
 
+@pytest.mark.not_on_spark("configuration rules, checked before any SQL runs: the same on every adapter")
 def test_flows_belong_to_auto_cdc_models(project: CdcProject) -> None:
     _setup(project, DUMP_FLOW)
     project.model("users", DUMP_FLOW + FEED_FLOW, materialized="auto_cdc_from_snapshot", keys=["id"])
@@ -271,6 +273,7 @@ PROPERTY_MODELS = {
 }
 
 
+@pytest.mark.not_on_spark("a property test: test_spark.py runs it with AUTO_CDC_SPARK_EXAMPLES cases")
 @pytest.mark.parametrize("case", PROPERTY_MODELS)
 @SETTINGS
 @given(data=st.data())

@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import time
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import test_change_feed
+import test_flows
 import test_property
 import test_property_snapshots
 from test_property import with_examples
@@ -50,8 +53,9 @@ ON_SPARK = pytest.mark.parametrize("project", ["spark"], indirect=True)
 SPARK_EXAMPLES = int(os.environ.get("AUTO_CDC_SPARK_EXAMPLES", "4"))
 
 
-def _on_spark(property_test: object) -> object:
-    return with_examples(property_test, SPARK_EXAMPLES)
+def _on_spark(property_test: object, share: float = 1) -> object:
+    """`share`: of SPARK_EXAMPLES, for the tests whose cases cost the most."""
+    return with_examples(property_test, max(1, int(SPARK_EXAMPLES * share)))
 
 
 ON_SPARK_MODULE = pytest.mark.parametrize("module_project", ["spark"], indirect=True)
@@ -68,6 +72,17 @@ test_scd2_any_split_matches_the_reference = ON_SPARK_MODULE(
 test_snapshots_in_any_runs_match_the_reference = ON_SPARK_MODULE(
     pytest.mark.parametrize("kind", ["scd1", "scd2"])(
         _on_spark(test_property_snapshots.test_versioned_snapshots_in_any_runs_match_the_reference)
+    )
+)
+
+test_change_feed_replays_to_each_next_table = ON_SPARK_MODULE(
+    pytest.mark.parametrize("scd_type", [1, 2])(
+        _on_spark(test_change_feed.test_replaying_each_runs_changes_gives_the_next_table, share=0.5)
+    )
+)
+test_flows_in_any_split_match_the_reference = ON_SPARK_MODULE(
+    pytest.mark.parametrize("case", test_flows.PROPERTY_MODELS)(
+        _on_spark(test_flows.test_flows_in_any_split_match_the_reference_on_the_union, share=0.5)
     )
 )
 
@@ -141,6 +156,59 @@ def test_a_run_killed_before_any_write_converges(project: CdcProject, scd_type: 
     assert project.rows("users") == EXPECTED[scd_type]
 
 
+# With a change feed the run's changes are written first, before the target (README, "Spark").
+FEED_WRITES = ["into {s}.users__cdc_changes", TARGET, STATE, RUNS]
+CONSUMER = (
+    "{{ config(materialized='incremental', file_format='iceberg') }}\n"
+    "select * from ({{ auto_cdc.changes(ref('users')) }}) as c\n"
+)
+
+
+@ON_SPARK
+@pytest.mark.parametrize(
+    ("scd_type", "write"), [(scd, i) for scd in (1, 2) for i in range(len(FEED_WRITES))]
+)
+def test_a_change_feed_run_killed_before_any_write_converges(project: CdcProject, scd_type: int, write: int) -> None:
+    """Killed before each write, and run again once more events have arrived: every run's changes
+    replay onto the table before it (no change missing, none twice, every preimage a row the
+    table had), a consumer never sees the stopped run's rows, and reads on to the table."""
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users", FEED_MODEL, **(USERS_CONFIG if scd_type == 1 else USERS_SCD2_CONFIG), change_feed=True)
+    project.write("models/consumer.sql", CONSUMER)
+    run_batches(project, EARLY, **USERS_RUN)
+    project.run("consumer")
+    project.replace_rows("users_cdf", LATE[:2])
+    _run_killed_before(project, FEED_WRITES, write)
+    project.run("consumer")  # reads nothing of the stopped run
+    assert {row[-2] for row in project.rows("consumer")} == {1}
+    project.replace_rows("users_cdf", LATE)  # the stopped run's events, and two more
+    project.run("users")
+    assert project.rows("users") == EXPECTED[scd_type]
+    assert test_change_feed._replay_all(project, "users") == Counter(project.rows("users"))
+    project.run("consumer")
+    feed = project.rows("users__cdc_changes")
+    assert project.rows("consumer") == feed  # every change once
+    assert {row[-2] for row in feed} == {1, 2}
+
+
+@ON_SPARK
+def test_a_change_feed_run_killed_twice_converges(project: CdcProject) -> None:
+    """Stopped after its target write, then its replay stopped after its change feed write: the
+    third run still takes its preimages from the table as the last recorded run left it."""
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users", FEED_MODEL, **USERS_CONFIG, change_feed=True)
+    run_batches(project, EARLY, **USERS_RUN)
+    project.replace_rows("users_cdf", LATE[:2])
+    _run_killed_before(project, FEED_WRITES, 2)
+    project.replace_rows("users_cdf", LATE[:3])
+    _run_killed_before(project, FEED_WRITES, 1)
+    project.replace_rows("users_cdf", LATE)
+    project.run("users")
+    assert project.rows("users") == SPEC_7_1
+    assert test_change_feed._replay_all(project, "users") == Counter(project.rows("users"))
+    assert project.query(f"select max(run_id) from {project.relation('users__cdc_runs')}") == [(2,)]
+
+
 # A snapshot model writes its versions after its run; SCD2 from snapshots keeps no state.
 VERSIONS = "insert into {s}.users__cdc_versions"
 SNAPSHOT_WRITES = {1: [TARGET, STATE, RUNS, VERSIONS], 2: [TARGET, RUNS, VERSIONS]}
@@ -166,21 +234,30 @@ def test_a_snapshot_run_killed_before_any_write_converges(project: CdcProject, s
 
 
 @ON_SPARK
-@pytest.mark.parametrize("written", ["users", "users__cdc_state", "users__cdc_runs"])
-def test_a_run_whose_tables_another_run_wrote_meanwhile_writes_nothing(project: CdcProject, written: str) -> None:
+@pytest.mark.parametrize(
+    ("written", "change_feed"),
+    [(t, False) for t in ("users", "users__cdc_state", "users__cdc_runs")]
+    + [(t, True) for t in ("users", "users__cdc_changes")],
+)
+def test_a_run_whose_tables_another_run_wrote_meanwhile_writes_nothing(
+    project: CdcProject, written: str, change_feed: bool
+) -> None:
     """Two runs of one model at once: the one that reads the tables before the other commits and
-    writes after fails before its first write (the check is part of its MERGE into the target)."""
+    writes after fails before its first write (the check is part of its MERGE into the target,
+    or with a change feed of its change feed write, the first)."""
     project.create_table("users_cdf", USERS_COLUMNS)
-    project.model("users", FEED_MODEL, **USERS_SCD2_CONFIG)
+    project.model("users", FEED_MODEL, **USERS_SCD2_CONFIG, change_feed=change_feed)
     run_batches(project, EARLY, **USERS_RUN)
     project.replace_rows("users_cdf", LATE)
     other_write = {
         "users": f"update {project.relation('users')} set name = 'other' where userId = 124",
         "users__cdc_state": f"update {project.relation('users__cdc_state')} set name = 'other' where userId = 124",
         "users__cdc_runs": f"update {project.relation('users__cdc_runs')} set num_events = 99",
+        "users__cdc_changes": f"delete from {project.relation('users__cdc_changes')} where userId = 124",
     }[written]
     before = project.snapshot(*project.cdc_tables("users"))
-    with killed_before(project, TARGET.format(s=project.schema), meanwhile=other_write):
+    first_write = FEED_WRITES[0] if change_feed else TARGET
+    with killed_before(project, first_write.format(s=project.schema), meanwhile=other_write):
         outcome = project.dbt("run", "--select", "users")
     assert not outcome.success
     assert "another run wrote" in outcome.error and "nothing was written" in outcome.error, outcome.error
@@ -235,23 +312,12 @@ def test_jackson_shim_relocates_every_reference(tmp_path: Path) -> None:
 
 
 @ON_SPARK
-@pytest.mark.parametrize("feature", ["change_feed", "contract", "file_format"])
-def test_what_is_not_tested_on_spark_fails_before_writing(project: CdcProject, feature: str) -> None:
+def test_a_file_format_other_than_iceberg_fails_before_writing(project: CdcProject) -> None:
     project.create_table("users_cdf", USERS_COLUMNS)
     project.model("users", FEED_MODEL, **USERS_CONFIG)
     run_batches(project, USERS_CDF[:2], **USERS_RUN)
-    if feature == "change_feed":
-        project.model("users", FEED_MODEL, **USERS_CONFIG, change_feed=True)
-    elif feature == "file_format":
-        project.model("users", FEED_MODEL, **USERS_CONFIG, file_format="delta")
-    else:
-        project.write(
-            "models/schema.yml",
-            "version: 2\nmodels:\n  - name: users\n    config: {contract: {enforced: true}}\n    columns:\n"
-            "      - {name: userId, data_type: int}\n      - {name: name, data_type: string}\n"
-            "      - {name: city, data_type: string}\n",
-        )
-    fails(project, f"`{feature}`", "is not supported on spark yet", model="users")
+    project.model("users", FEED_MODEL, **USERS_CONFIG, file_format="delta")
+    fails(project, "`file_format`", "is not supported on spark yet", model="users")
 
 
 @ON_SPARK

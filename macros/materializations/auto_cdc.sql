@@ -55,7 +55,7 @@
   {%- set change_feed = auto_cdc.prepare_change_feed(change_feed, target_relation, target_columns, writes) -%}
 
   {#- 6-8. Resolve, apply, record; then the metrics, read back from what was applied. -#}
-  {%- set fence = none if rebuild else auto_cdc.read_fence(existing, temps) -%}
+  {%- set fence = none if rebuild else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps) -%}
   {%- set arg_dict = {
       'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
       'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'known_columns': known_columns,

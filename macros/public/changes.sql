@@ -30,10 +30,19 @@
     {%- do auto_cdc._check_nothing_unseen_is_gone(model_relation, feed, since) -%}
   {%- endif -%}
   select *
-  from {{ feed }}
+  from {{ auto_cdc.recorded_changes_sql(feed, auto_cdc.state_relations(model_relation).runs) }} as changes
   {%- if since is not none %}
   where _run_id > {{ since }}
   {%- endif %}
+{%- endmacro %}
+
+
+{% macro recorded_changes_sql(feed, runs) -%}
+  {#- The change feed's rows of the runs in the run history. Without transactions a run writes
+      its changes before its run history row, its commit point: a consumer reading between the
+      two must not see them (the next run replaces them). `runs` none: every row. -#}
+  {%- if runs is none -%}{{ return(feed) }}{%- endif -%}
+  (select * from {{ feed }} where _run_id <= (select coalesce(max(run_id), 0) from {{ runs }}))
 {%- endmacro %}
 
 
@@ -69,7 +78,7 @@
       had changes that are not in the change feed any more (or never were). -#}
   with next_change as (
     select coalesce(
-      (select min(_run_id) from {{ feed }} where _run_id > {{ since }}),
+      (select min(_run_id) from {{ auto_cdc.recorded_changes_sql(feed, runs) }} as changes where _run_id > {{ since }}),
       (select coalesce(max(run_id), 0) + 1 from {{ runs }})
     ) as run_id
   )
@@ -80,7 +89,7 @@
          (select coalesce(max(run_id), 0) from (
             select max(run_id) as run_id from {{ runs }}
             union all
-            select max(_run_id) from {{ feed }}
+            select max(_run_id) from {{ auto_cdc.recorded_changes_sql(feed, runs) }} as changes
           ) as ids) as last_run
   from next_change as n
 {%- endmacro %}

@@ -7,7 +7,13 @@
 
 {% macro change_feed_statements(arg_dict, step) -%}
   {#- `step`: 'before_write' (the target rows the changes touch, as they are) or 'after_write'
-      (the rows as written, then retention). Nothing when change_feed is off. -#}
+      (the rows as written, then retention). Nothing when change_feed is off. Without
+      transactions (Spark) all of a run's rows are written before the target: see
+      spark__change_feed_statements. -#}
+  {{ return(adapter.dispatch('change_feed_statements', 'auto_cdc')(arg_dict, step)) }}
+{%- endmacro %}
+
+{% macro default__change_feed_statements(arg_dict, step) -%}
   {%- set feed = arg_dict.get('change_feed') -%}
   {%- if feed is none -%}{{ return([]) }}{%- endif -%}
   {%- set identity = auto_cdc.target_layout(arg_dict.cfg).identity -%}

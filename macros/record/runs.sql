@@ -27,8 +27,7 @@
   {%- set n = cfg.seq_parts -%}
   {%- set runs = arg_dict.runs -%}
   {%- set checkpoint = cfg.checkpoint_column -%}
-  insert into {{ runs }} (run_id, invocation_id, applied_at, full_refresh, num_events, num_upserted_rows, num_deleted_rows,
-                          checkpoint_column, checkpoint_value, {{ auto_cdc.seq_names('truncate_seq', n) | join(', ') }}, config, flows)
+  insert into {{ runs }} ({{ auto_cdc.runs_column_names(cfg) | join(', ') }})
   with {{ auto_cdc.watermark_ctes(cfg, arg_dict.batch, runs) }}
   select
     {{ auto_cdc.run_id_sql(arg_dict) }},

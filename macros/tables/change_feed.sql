@@ -39,37 +39,63 @@
         ~ " lacks the changes made since it was turned off; it records again from this run on."
         ~ " Consumers that read it before fail until rebuilt with `--full-refresh`.") -%}
   {%- endif -%}
-  {%- set run_id = run_query(auto_cdc.next_run_id_sql(existing[2], found)).rows[0][0] | int + (1 if missed else 0) -%}
+  {%- set recorded = run_query(auto_cdc.last_recorded_run_sql(existing[2], found)).rows[0] -%}
+  {%- set run_id = recorded[0] | int + 1 + (1 if missed else 0) -%}
+  {#- Rows of a run that was not recorded: only where there are no transactions, after a run
+      stopped between its change feed write and its run history row (spark__change_feed_statements). -#}
+  {%- set unrecorded = recorded[1] | int > 0 -%}
 
   {%- set columns = [] if found is none else auto_cdc.plain_columns(adapter.get_columns_in_relation(found)) -%}
   {%- if mode == 'rebuild' and found is not none -%}
+    {%- if unrecorded -%}
+      {%- do writes.append('delete from ' ~ relation ~ ' where _run_id > ' ~ recorded[0]) -%}
+      {%- set unrecorded = false -%}
+    {%- endif -%}
     {%- set old_target = auto_cdc.plain_columns(adapter.get_columns_in_relation(existing[0])) -%}
     {%- set columns = auto_cdc.follow_in_change_feed(relation, columns, existing[0], old_target, writes) -%}
     {%- do writes.append(auto_cdc.record_replaced_rows_sql(relation, existing[0], old_target | map(attribute='name') | list, run_id, cfg.now)) -%}
   {%- endif -%}
-  {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'columns': columns}) }}
+  {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'columns': columns,
+             'recorded_run_id': recorded[0] | int, 'unrecorded': unrecorded}) }}
 {%- endmacro %}
 
 
-{% macro next_run_id_sql(runs, feed) -%}
-  {#- Run ids never go backwards: a full refresh rebuilds the run history, whose ids would start
-      again at 1, while the change feed keeps the ids consumers have read. `runs`, `feed`: the
-      relations, or none where missing. -#}
-  select coalesce(max(run_id), 0) + 1
-  from (
-    {%- if runs is not none %}
-    select max(run_id) as run_id from {{ runs }}
-    {%- endif %}
-    {%- if runs is not none and feed is not none %}
-    union all
-    {%- endif %}
-    {%- if feed is not none %}
-    select max(_run_id) as run_id from {{ feed }}
-    {%- endif %}
-    {%- if runs is none and feed is none %}
-    select cast(null as {{ dbt.type_bigint() }}) as run_id
-    {%- endif %}
-  ) as ids
+{% macro existing_change_feed(feed) -%}
+  {#- [the change feed's relation] when it existed before the run (the fence notes it), else []. -#}
+  {{ return([feed.relation] if feed is not none and feed.existed else []) }}
+{%- endmacro %}
+
+
+{% macro last_recorded_run_sql(runs, feed) -%}
+  {#- The last run id recorded, and how many change feed rows carry a later one. Run ids never
+      go backwards: a full refresh rebuilds the run history, whose ids would start again at 1,
+      while the change feed keeps the ids consumers have read. A change is recorded once its
+      run is in the run history (recorded_changes_sql). `runs`, `feed`: the relations, or none
+      where missing. -#}
+  with recorded as (
+    select coalesce(max(run_id), 0) as run_id
+    from (
+      {%- if runs is not none %}
+      select max(run_id) as run_id from {{ runs }}
+      {%- endif %}
+      {%- if runs is not none and feed is not none %}
+      union all
+      {%- endif %}
+      {%- if feed is not none %}
+      select max(_run_id) as run_id from {{ auto_cdc.recorded_changes_sql(feed, runs) }} as changes
+      {%- endif %}
+      {%- if runs is none and feed is none %}
+      select cast(null as {{ dbt.type_bigint() }}) as run_id
+      {%- endif %}
+    ) as ids
+  )
+  select r.run_id,
+         {%- if feed is not none %}
+         (select count(*) from {{ feed }} where _run_id > r.run_id)
+         {%- else %}
+         0
+         {%- endif %}
+  from recorded as r
 {%- endmacro %}
 
 

@@ -22,7 +22,14 @@
   {%- do writes.append(auto_cdc.drop_sequence_type_sql(cfg)) -%}
   {%- do writes.extend(auto_cdc.create_state_tables_sql(cfg, batch, target, cdc_tables)) -%}
   {%- if old_runs is not none -%}
-    {%- do writes.extend([auto_cdc.append_rows_sql(cdc_tables.runs, columns, 'select * from ' ~ kept), auto_cdc.drop_relation_sql(kept)]) -%}
+    {#- Every column named, the kept rows' others NULL of their types (from an empty join of
+        the new table): Spark's INSERT fills in none. -#}
+    {%- set names = auto_cdc.runs_column_names(cfg) -%}
+    {%- set kept_rows -%}
+      select {% for name in names %}{{ 'k.' if name in columns else 'r.' }}{{ name }}{{ ', ' if not loop.last }}{% endfor %}
+      from {{ kept }} as k left join (select * from {{ cdc_tables.runs }} where 1 = 0) as r on 1 = 0
+    {%- endset -%}
+    {%- do writes.extend([auto_cdc.append_rows_sql(cdc_tables.runs, names, kept_rows), auto_cdc.drop_relation_sql(kept)]) -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -60,6 +67,13 @@
   select {{ columns_sql }}
   from {{ batch }} as b
   where 1 = 0
+{%- endmacro %}
+
+
+{% macro runs_column_names(cfg) -%}
+  {#- The run history's columns, in order (runs_columns_sql gives their types). -#}
+  {{ return(['run_id', 'invocation_id', 'applied_at', 'full_refresh', 'num_events', 'num_upserted_rows', 'num_deleted_rows',
+             'checkpoint_column', 'checkpoint_value'] + auto_cdc.seq_names('truncate_seq', cfg.seq_parts) + ['config', 'flows']) }}
 {%- endmacro %}
 
 
@@ -115,15 +129,29 @@
     {{ auto_cdc.target_shape_sql(cfg, batch) }}
   {%- else -%}
     {%- set declared = model.columns.values() | map(attribute='name') | map('lower') | list -%}
-    {#- A list of our own: dbt v2 returns a sequence that takes no append. -#}
-    {%- set definitions = adapter.render_raw_columns_constraints(raw_columns=model['columns']) | list -%}
+    {%- set contract = auto_cdc.contract_definitions() -%}
+    {%- set definitions = contract.columns -%}
     {%- for name, value in auto_cdc.period_columns(cfg) if name | lower not in declared -%}
       {%- do definitions.append(auto_cdc.quote_identifier(name) ~ ' ' ~ auto_cdc.column_type_of(batch, value)) -%}
     {%- endfor -%}
     create table {{ target }} (
-      {{ (definitions + adapter.render_raw_model_constraints(raw_constraints=model['constraints'])) | join(',\n      ') }}
+      {{ (definitions + contract.constraints) | join(',\n      ') }}
     ) {{ auto_cdc.table_options() }}
   {%- endif -%}
+{%- endmacro %}
+
+
+{% macro contract_definitions() -%}
+  {#- The contract's column definitions and table constraints, as the adapter renders them
+      ({columns, constraints}: lists of DDL). dbt's own rendering, which warns of the
+      constraints the adapter does not enforce. -#}
+  {{ return(adapter.dispatch('contract_definitions', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__contract_definitions() -%}
+  {#- Lists of our own: dbt v2 returns sequences that take no append. -#}
+  {{ return({'columns': adapter.render_raw_columns_constraints(raw_columns=model['columns']) | list,
+             'constraints': adapter.render_raw_model_constraints(raw_constraints=model['constraints']) | list}) }}
 {%- endmacro %}
 
 

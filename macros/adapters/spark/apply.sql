@@ -11,7 +11,7 @@
   {%- set layout = auto_cdc.target_layout(cfg) -%}
   {%- set columns = layout.identity + layout.updated -%}
   {%- set source -%}
-    {%- if fence -%}(select * from {{ changes }} where {{ auto_cdc.fence_check_sql(fence) }}){%- else -%}{{ changes }}{%- endif -%}
+    {%- if fence -%}(select * from {{ changes }} where {{ auto_cdc.fence_check_sql(fence, written=[auto_cdc.change_feed_relation(target)]) }}){%- else -%}{{ changes }}{%- endif -%}
   {%- endset -%}
   {{ return([auto_cdc.merge_rows_sql(target, source, layout.identity, layout.updated, columns)]) }}
 {%- endmacro %}
@@ -160,15 +160,29 @@
 {%- endmacro %}
 
 
-{% macro fence_check_sql(fence) -%}
+{% macro fence_check_sql(fence, written=[]) -%}
   {#- A boolean expression that is true while every table is at the snapshot noted, and fails
-      the statement otherwise. -#}
+      the statement otherwise. `written`: tables this run may have written once already (the
+      change feed, before the target): at the snapshot noted or at one whose parent it is. -#}
   {%- set message = auto_cdc.about_model(model.name) ~ "another run wrote "
       ~ (fence.relations | join(', ')) ~ " while this run was reading them; nothing was written. Run the model again"
       ~ " (and schedule one run of a model at a time)." -%}
+  {%- set written_names = written | map(attribute='identifier') | map('lower') | list -%}
   case when
   {%- for relation in fence.relations %}
-    {{ auto_cdc.current_snapshot_sql(relation) }} = (select snapshot_{{ loop.index }} from {{ fence.noted }}){{ ' and' if not loop.last }}
+    {%- set noted = '(select snapshot_' ~ loop.index ~ ' from ' ~ fence.noted ~ ')' %}
+    {%- if relation.identifier | lower in written_names %}
+    ({{ auto_cdc.current_snapshot_sql(relation) }} = {{ noted }} or {{ auto_cdc.current_parent_snapshot_sql(relation) }} = {{ noted }}){{ ' and' if not loop.last }}
+    {%- else %}
+    {{ auto_cdc.current_snapshot_sql(relation) }} = {{ noted }}{{ ' and' if not loop.last }}
+    {%- endif %}
   {%- endfor %}
   then true else raise_error({{ auto_cdc.string_literal(message) }}) end
+{%- endmacro %}
+
+
+{% macro current_parent_snapshot_sql(relation) -%}
+  {#- The snapshot the current one was committed on (-1 for the first). -#}
+  coalesce((select s.parent_id from {{ relation }}.snapshots as s join {{ relation }}.refs as r on r.snapshot_id = s.snapshot_id
+            where r.name = 'main'), -1)
 {%- endmacro %}

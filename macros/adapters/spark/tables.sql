@@ -64,18 +64,19 @@
 
 
 {% macro spark__capabilities() -%}
-  {#- No transactions: the run history row, written last, is each run's commit point, and
+  {#- No transactions: the run history row, written last, is each run's commit point (the
+      change feed's rows, written first, count from it: spark__change_feed_statements), and
       read_fence detects a concurrent run. Iceberg has no indexes (a MERGE prunes files only by
-      partition: each scans its table). Not yet tested on Spark, so refused before anything is
-      written (README, "Spark"): the change feed, flows, contracts, and a file_format other than
-      iceberg (the concurrency check and the tombstone scan read Iceberg's metadata tables). -#}
+      partition: each scans its table). Refused before anything is written (README, "Spark"):
+      a file_format other than iceberg (the concurrency check and the tombstone scan read
+      Iceberg's metadata tables), and auto_cdc.debezium() (its JSON functions are not Spark's). -#}
   {{ return({
       'adapter': 'spark',
       'transactions': false, 'concurrency': 'fence', 'run_clock': 'run_start',
       'compares_every_type': true, 'type_of': 'typeof({})', 'indexes': false,
       'max_identifier_length': 63, 'max_decimal_precision': 38,
       'snapshot_functions': false, 'rebuild_drops_sequence_type': false,
-      'untested_features': ['change_feed', 'flows', 'contract', 'file_format', 'debezium'],
+      'untested_features': ['file_format', 'debezium'],
   }) }}
 {%- endmacro %}
 
@@ -120,4 +121,31 @@
     {%- endfor -%}
   {%- endif -%}
   {%- do auto_cdc.run_statements(statements) -%}
+{%- endmacro %}
+
+
+{% macro spark__contract_definitions() -%}
+  {#- Spark's CREATE TABLE takes no constraint but NOT NULL, which Iceberg enforces (a required
+      field: a write of a NULL fails). dbt-spark renders every constraint as DDL Spark rejects
+      and calls not_null unenforced; here not_null is a column's NOT NULL, and the others are
+      declared only: a warning names each, as dbt-spark's does. -#}
+  {%- set columns = [] -%}
+  {%- set unenforced = [] -%}
+  {%- for column in model['columns'].values() -%}
+    {%- set name = auto_cdc.quote_identifier(column.name) if column.get('quote') else column.name -%}
+    {%- set constraints = column.get('constraints') or [] -%}
+    {%- set not_null = constraints | selectattr('type', 'equalto', 'not_null') | list -%}
+    {%- do columns.append(name ~ ' ' ~ column.data_type ~ (' not null' if not_null else '')) -%}
+    {%- for constraint in constraints if constraint.type != 'not_null' -%}
+      {%- do unenforced.append(constraint.type ~ ' on ' ~ column.name) -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {%- for constraint in model['constraints'] or [] -%}
+    {%- do unenforced.append(constraint.type ~ (' on ' ~ constraint.columns | join(', ') if constraint.get('columns') else '')) -%}
+  {%- endfor -%}
+  {%- if unenforced -%}
+    {%- do auto_cdc.model_warning(model.name, "the contract's " ~ unenforced | join('; ') ~ " constraint(s) are declared, not enforced:"
+        ~ " on Spark with Iceberg tables only not_null is (the target's columns are created NOT NULL).") -%}
+  {%- endif -%}
+  {{ return({'columns': columns, 'constraints': []}) }}
 {%- endmacro %}
