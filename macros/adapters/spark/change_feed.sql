@@ -6,11 +6,12 @@
 
     A run stopped before its run history row (its commit point) leaves rows with a run id past
     the last recorded one: consumers do not see them (recorded_changes_sql), and the next run,
-    which takes that run id again, replaces them in the same statement. Its preimages come from
-    them, not from the target, for the rows they name: those rows of the target may hold the
-    stopped run's writes, and the rows name each row as the last recorded run left it (a
-    preimage or a delete), or say it did not exist (an insert). Every run's preimages are thus
-    the recorded target's rows, however many runs stopped before it. -#}
+    which takes that run id again, replaces them in the same statement. The rows they name are
+    touched by that run too (the stopped run may have written them, leaving this one nothing to
+    change there), and their preimages come from them, not from the target, which may hold the
+    stopped run's writes: they give each row as the last recorded run left it (a preimage or a
+    delete), or say it did not exist (an insert). Every run's preimages are thus the recorded
+    target's rows, however many runs stopped before it (test_spark.py, the killed-run tests). -#}
 
 {% macro spark__change_feed_statements(arg_dict, step) -%}
   {%- set feed = arg_dict.get('change_feed') -%}
