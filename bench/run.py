@@ -438,6 +438,66 @@ def overhead(project: CdcProject, server, models: int) -> Overhead:
     return Overhead(models, whole, jinja[0], rest[len(rest) // 2] if rest else float("nan"))
 
 
+MANY = Workload(target_rows=20_000, batch=2_000, update_share=0.7, delete_share=0.1, late_share=0.1)
+
+# What a user writes without auto_cdc: dbt's incremental model, merge strategy, over the events
+# that arrived since its last run, deduplicated by a window. Wrong where auto_cdc is right: a
+# late event overwrites a newer row, and a delete is kept as a row with op = 'D' (dbt's merge
+# strategy updates and inserts only), which a view downstream would filter.
+INCREMENTAL_MERGE = """{{{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge',
+                  tags=['incremental']) }}}}
+select id, c1, c2, op, seq, loaded from (
+  select *, row_number() over (partition by id order by seq desc) as rn from {{{{ target.schema }}}}.{events}
+  {{% if is_incremental() %}} where loaded > (select max(loaded) from {{{{ this }}}}) {{% endif %}}
+) as e where rn = 1
+"""
+
+
+def _many_events(project: CdcProject, table: str, w: Workload, loaded: int) -> None:
+    """The feed of one replicated table, appended with a load number: every key at `loaded`
+    1, then `w.batch` events (updates, late updates, deletes and new keys) at 2."""
+    relation, n = project.relation(table), w.batch
+    if loaded == 1:
+        columns = {"id": "bigint", "c1": "varchar", "c2": "varchar", "op": "varchar", "seq": "bigint", "loaded": "int"}
+        project.create_table(table, columns)
+        rows = _series(project.adapter, w.target_rows)
+        project.execute(f"insert into {relation} select i, 'a' || i, 'b' || i, 'U', 10, 1 from {rows}")
+        return
+    step, n_update, n_delete = w.target_rows // n, int(n * w.update_share), int(n * w.delete_share)
+    project.execute(
+        f"insert into {relation} select "
+        f"case when i <= {n_update + n_delete} then i * {step} else {w.target_rows} + i end, 'c' || i, 'd' || i, "
+        f"case when i > {n_update} and i <= {n_update + n_delete} then 'D' else 'U' end, "
+        f"case when i <= {int(n * w.late_share)} then 5 else 20 end, 2 "
+        f"from {_series(project.adapter, n)}"
+    )
+
+
+def many_models(project: CdcProject, server, models: int) -> dict[str, Measure]:
+    """`models` tables kept up to date by one `dbt run` (one thread), as auto_cdc models and as
+    dbt incremental merge models over the same feeds: the second run of each, which applies one
+    load of events to every table, in turns."""
+    for i in range(models):
+        _many_events(project, f"events{i}", MANY, 1)
+        project.model(
+            f"cdc{i}",
+            f"select * from {{{{ target.schema }}}}.events{i}",
+            **{**CDC, "except_column_list": ["op", "seq", "loaded"]},
+            checkpoint_column="loaded",
+            tags=["auto_cdc"],
+        )
+        project.write(f"models/inc{i}.sql", INCREMENTAL_MERGE.format(events=f"events{i}"))
+    dbt(project, server, "run", "--threads", "1")
+    for i in range(models):
+        _many_events(project, f"events{i}", MANY, 2)
+    if project.adapter == "postgres":
+        project.execute("analyze")
+    measured: dict[str, Measure] = {}
+    for tool in ("auto_cdc", "incremental") if models % 2 else ("incremental", "auto_cdc"):
+        measured[tool] = dbt(project, server, "run", "--threads", "1", "-s", f"tag:{tool}")
+    return measured
+
+
 def snapshots_against_dbt_snapshot(project: CdcProject, server, rows: int, versions: int) -> dict[str, object]:
     """The same series of full snapshots (5% of rows changed, 1% deleted, 1% new each time)
     through auto_cdc_from_snapshot (SCD2, per-run versions) and `dbt snapshot` (check strategy,
@@ -564,7 +624,7 @@ def run_all(
     snapshot_rows: int,
     repeat: int,
     report: Report,
-    sections: str = "123456",
+    sections: str = "1234567",
 ) -> None:
     server = postgres_server.start(SERVER_SETTINGS) if "postgres" in adapters else None
     largest = sizes[-1]
@@ -695,6 +755,35 @@ def run_all(
                     )
         if "6" in sections:
             spark_section(sizes, batch, columns, repeat, report)
+        if "7" in sections:
+            report.section(
+                f"7. Many models: N tables ({MANY.target_rows:,} rows, {MANY.batch:,} new events each) kept up to date "
+                f"by one dbt run (one thread), auto_cdc against dbt incremental merge models (median of {repeat})",
+                *("adapter", "models", "auto_cdc wall (s)", "incremental wall (s)", "wall ratio"),
+                *("auto_cdc model (s)", "incremental model (s)", "model ratio"),
+                *("auto_cdc SQL (s)", "incremental SQL (s)"),
+            )
+            for adapter in adapters:
+                for models in (10, 50):
+                    runs = []
+                    for _ in range(repeat):
+                        with fresh(adapter) as project:
+                            runs.append(many_models(project, server, models))
+                    wall = {t: sorted(r[t].model_s + r[t].startup_s for r in runs)[len(runs) // 2] for t in runs[0]}
+                    model = {t: sorted(r[t].model_s for r in runs)[len(runs) // 2] for t in runs[0]}
+                    sql = {t: sorted(r[t].sql_s for r in runs)[len(runs) // 2] for t in runs[0]}
+                    report.add(
+                        adapter,
+                        models,
+                        f"{wall['auto_cdc']:.2f}",
+                        f"{wall['incremental']:.2f}",
+                        f"{wall['auto_cdc'] / wall['incremental']:.2f}x",
+                        f"{model['auto_cdc']:.2f}",
+                        f"{model['incremental']:.2f}",
+                        f"{model['auto_cdc'] / model['incremental']:.2f}x",
+                        f"{sql['auto_cdc']:.2f}",
+                        f"{sql['incremental']:.2f}",
+                    )
     finally:
         if server is not None:
             server.stop()
@@ -711,7 +800,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="fresh set-ups per comparison with a baseline (median)")
     parser.add_argument("--quick", action="store_true", help="small sizes; print only")
     parser.add_argument("--profile", type=int, default=0, help="print each dbt run's N slowest statements")
-    parser.add_argument("--only", nargs="+", choices="123456", help="measure only these sections (print only)")
+    parser.add_argument("--only", nargs="+", choices="1234567", help="measure only these sections (print only)")
     parser.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
     args = parser.parse_args()
     if args.quick:
@@ -721,7 +810,7 @@ def main() -> None:
     global PROFILE
     PROFILE = args.profile
     sizes = (args.sizes, args.big, args.batch, args.columns, args.snapshot_rows, args.repeat)
-    run_all(args.adapters, *sizes, report, "".join(args.only or "123456"))
+    run_all(args.adapters, *sizes, report, "".join(args.only or "1234567"))
     if args.quick or args.only:
         return
     head = (REPO / "bench" / "BENCHMARKS.head.md").read_text()
