@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 VERSION = "dbt-core 2.0.0-alpha.4"
@@ -44,18 +45,20 @@ def driver_library(cache: Path) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         raise RuntimeError("npm is missing: the v2 tier takes DuckDB's driver from npm (scripts/test.sh installs npm)")
-    download = cache / "npm-pack"
-    download.mkdir(parents=True, exist_ok=True)
-    tarball = subprocess.run(
-        [npm, "pack", DRIVER_PACKAGE, "--silent"], cwd=download, capture_output=True, text=True, check=True
-    ).stdout.split()[-1]
-    with tarfile.open(download / tarball) as archive:
-        content = archive.extractfile("package/libduckdb.so")
-        assert content is not None
+    # Each worker packs and extracts in a directory of its own, then renames into place: the
+    # library is whole or absent, whichever worker gets there first.
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache, prefix="npm-pack-") as download:
+        tarball = subprocess.run(
+            [npm, "pack", DRIVER_PACKAGE, "--silent"], cwd=download, capture_output=True, text=True, check=True
+        ).stdout.split()[-1]
+        with tarfile.open(Path(download) / tarball) as archive:
+            content = archive.extractfile("package/libduckdb.so")
+            assert content is not None
+            partial = Path(download) / "libduckdb.so"
+            partial.write_bytes(content.read())
         library.parent.mkdir(parents=True, exist_ok=True)
-        partial = library.with_suffix(".part")
-        partial.write_bytes(content.read())
-        partial.rename(library)  # whole or absent: workers may fetch it at once
+        partial.replace(library)
     return library
 
 
