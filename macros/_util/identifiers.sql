@@ -3,12 +3,11 @@
     63 characters; a cut name would silently collide). -#}
 
 {% macro quote_identifier(name) -%}
-  {{ return(adapter.dispatch('quote_identifier', 'auto_cdc')(name)) }}
-{%- endmacro %}
-
-{% macro default__quote_identifier(name) -%}
-  {#- Standard SQL: double quotes, an embedded quote doubled. -#}
-  {{ return('"' ~ (name | replace('"', '""')) ~ '"') }}
+  {#- The adapter's own quoting (adapter.quote), with an embedded quote character doubled. Not
+      dispatched: it is called for every column a statement names (~50 times a run), and a
+      dispatch costs more than the quoting. -#}
+  {%- set mark = adapter.quote('')[0] -%}
+  {{ return(adapter.quote(name | replace(mark, mark ~ mark))) }}
 {%- endmacro %}
 
 

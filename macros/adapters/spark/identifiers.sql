@@ -1,9 +1,4 @@
-{#- Spark SQL: identifiers in backticks. -#}
-
-{% macro spark__quote_identifier(name) -%}
-  {{ return('`' ~ (name | replace('`', '``')) ~ '`') }}
-{%- endmacro %}
-
+{#- Spark SQL: string literals (identifiers: adapter.quote, backticks). -#}
 
 {% macro spark__string_literal(value) -%}
   {#- Spark reads backslash escapes in literals, and 'a''b' as two literals joined ("ab"). -#}
