@@ -77,3 +77,27 @@
 
 {% macro default__type_label(column) -%}{{ return(column.data_type) }}{%- endmacro %}
 
+
+
+{% macro columns_of(relations) -%}
+  {#- Each relation's columns, as adapter.get_columns_in_relation gives them (a list per relation,
+      in order); an adapter can answer in one lookup instead of one per relation. -#}
+  {{ return(adapter.dispatch('columns_of', 'auto_cdc')(relations)) }}
+{%- endmacro %}
+
+{% macro default__columns_of(relations) -%}
+  {%- set found = [] -%}
+  {%- for relation in relations -%}{%- do found.append(adapter.get_columns_in_relation(relation)) -%}{%- endfor -%}
+  {{ return(found) }}
+{%- endmacro %}
+
+{% macro columns_from_rows(rows, count) -%}
+  {#- columns_of's answer from one lookup's rows (relation index, then get_columns_in_relation's
+      row: name, type, length, precision, scale), built as dbt builds them. -#}
+  {%- set found = [] -%}
+  {%- for i in range(count) -%}{%- do found.append([]) -%}{%- endfor -%}
+  {%- for row in rows -%}
+    {%- do found[row[0] | int].append(api.Column(row[1], row[2], row[3], row[4], row[5])) -%}
+  {%- endfor -%}
+  {{ return(found) }}
+{%- endmacro %}

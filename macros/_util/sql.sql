@@ -10,6 +10,30 @@
 {%- endmacro %}
 
 
+{% macro run_script(statements, result_sql=none) -%}
+  {#- `statements` in order, then the query `result_sql` (if given), whose rows are returned:
+      in one call where the driver takes several statements in one execute (one round trip,
+      one query of dbt's to log), else one by one (run_statements). -#}
+  {%- set kept = [] -%}
+  {%- for sql in statements if sql | trim -%}{%- do kept.append(sql | trim) -%}{%- endfor -%}
+  {%- if not kept and not result_sql -%}{{ return(none) }}{%- endif -%}
+  {{ return(adapter.dispatch('run_script', 'auto_cdc')(kept, result_sql)) }}
+{%- endmacro %}
+
+{% macro default__run_script(statements, result_sql) -%}
+  {%- do auto_cdc.run_statements(statements) -%}
+  {{ return(run_query(result_sql).rows if result_sql else none) }}
+{%- endmacro %}
+
+{% macro script_in_one_call(statements, result_sql) -%}
+  {#- run_script for a driver that runs a script in one execute and returns its last
+      statement's rows (duckdb, psycopg2). -#}
+  {%- set script = statements + ([result_sql] if result_sql else []) -%}
+  {%- call statement('auto_cdc_script', fetch_result=result_sql is not none) -%}{{ script | join('\n;\n') }}{%- endcall -%}
+  {{ return(load_result('auto_cdc_script').table.rows if result_sql else none) }}
+{%- endmacro %}
+
+
 {% macro temp_table_sql(relation, sql) -%}
   {{ return(adapter.dispatch('temp_table_sql', 'auto_cdc')(relation, sql)) }}
 {%- endmacro %}
@@ -31,7 +55,7 @@
   {%- for relation in relations -%}
     {%- do statements.append(auto_cdc.drop_relation_sql(relation)) -%}
   {%- endfor -%}
-  {%- do auto_cdc.run_statements(statements) -%}
+  {%- do auto_cdc.run_script(statements) -%}
 {%- endmacro %}
 
 {% macro drop_relation_sql(relation) -%}
@@ -60,7 +84,7 @@
   {#- A temp table from `sql`, with statistics on the columns the next statements join on.
       Returns the statements it ran. -#}
   {%- set statements = auto_cdc.fill_temp_table_sql(relation, sql, analyzed_columns) -%}
-  {%- do auto_cdc.run_statements(statements) -%}
+  {%- do auto_cdc.run_script(statements) -%}
   {{ return(statements) }}
 {%- endmacro %}
 
@@ -110,7 +134,14 @@
 {%- endmacro %}
 
 
+{% macro begin_run(target) -%}
+  {#- Before anything is read: the run's lock on `target` (lock_target), then its session
+      settings (prepare_session), in one call. -#}
+  {%- do auto_cdc.run_script([auto_cdc.lock_target(target), auto_cdc.prepare_session()]) -%}
+{%- endmacro %}
+
 {% macro prepare_session() -%}
+  {#- The SQL that sets the run's session, or nothing. -#}
   {{ return(adapter.dispatch('prepare_session', 'auto_cdc')()) }}
 {%- endmacro %}
 
@@ -119,6 +150,7 @@
 
 
 {% macro lock_target(relation) -%}
+  {#- The SQL that takes the run's lock on `relation`, or nothing. -#}
   {{ return(adapter.dispatch('lock_target', 'auto_cdc')(relation)) }}
 {%- endmacro %}
 

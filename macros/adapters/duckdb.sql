@@ -14,13 +14,20 @@
 
 
 {#- apply/apply_writes.sql -#}
-{% macro duckdb__apply_writes(statements) -%}
-  {#- One script, one round trip. Under dbt v2 each statement call takes a connection of its own
+{% macro duckdb__apply_writes(statements, drops, result_sql) -%}
+  {#- One script (run_script). Under dbt v2 each statement call takes a connection of its own
       (no session, no transaction across calls): the script opens and commits its own
       transaction, which DuckDB runs on one connection, so the writes are applied together or
       not at all there too. -#}
-  {%- set script = ['begin transaction'] + statements + ['commit'] if auto_cdc.dbt_v2() else statements -%}
-  {% call statement('auto_cdc_writes') %}{{ script | join('\n;\n') }}{% endcall %}
+  {%- if not auto_cdc.dbt_v2() -%}{{ return(auto_cdc.run_script(statements + drops, result_sql)) }}{%- endif -%}
+  {{ return(auto_cdc.run_script(['begin transaction'] + statements + drops + ['commit'], result_sql)) }}
+{%- endmacro %}
+
+
+{#- _util/sql.sql -#}
+{% macro duckdb__run_script(statements, result_sql) -%}
+  {#- DuckDB runs a script of statements in one execute, under dbt v2 too. -#}
+  {{ return(auto_cdc.script_in_one_call(statements, result_sql)) }}
 {%- endmacro %}
 
 
@@ -44,7 +51,38 @@
 
 
 
+{#- batch/query_columns.sql -#}
+{% macro duckdb__probe_query(sql, probe) -%}
+  {#- DESCRIBE of the query: the types its empty temp table would get, in one statement (dbt v2
+      looks columns up itself, from a table). Every DuckDB type compares with `=`
+      (compares_every_type; where that answer is changed, the default asks which do not). -#}
+  {%- if auto_cdc.dbt_v2() or not auto_cdc.capabilities().compares_every_type -%}{{ return(auto_cdc.default__probe_query(sql, probe)) }}{%- endif -%}
+  {%- set query -%}
+    select column_name, column_type, cast(null as bigint), cast(null as bigint), cast(null as bigint)
+    from (describe {{ auto_cdc.no_rows_sql(sql) }})
+  {%- endset -%}
+  {%- set columns = [] -%}
+  {%- for row in run_query(query).rows -%}{%- do columns.append(api.Column(row[0], row[1], row[2], row[3], row[4])) -%}{%- endfor -%}
+  {{ return({'columns': columns, 'compared_as_text': {}}) }}
+{%- endmacro %}
+
+
 {#- _util/column_types.sql -#}
+{% macro duckdb__columns_of(relations) -%}
+  {#- One DESCRIBE per relation (dbt-duckdb's own lookup), all in one statement. dbt v2 looks
+      columns up itself. -#}
+  {%- if auto_cdc.dbt_v2() or relations | length < 2 -%}{{ return(auto_cdc.default__columns_of(relations)) }}{%- endif -%}
+  {%- set query -%}
+    select i, column_name, column_type, cast(null as bigint), cast(null as bigint), cast(null as bigint) from (
+    {%- for relation in relations %}
+      select {{ loop.index0 }} as i, row_number() over () as n, column_name, column_type from (describe {{ relation.render() }})
+      {{- ' union all' if not loop.last }}
+    {%- endfor %}
+    ) as described order by i, n
+  {%- endset -%}
+  {{ return(auto_cdc.columns_from_rows(run_query(query).rows, relations | length)) }}
+{%- endmacro %}
+
 {% macro duckdb__type_label(column) -%}
   {#- dbt-duckdb (and dbt v2) report VARCHAR as `character varying(256)`, a type DuckDB never had. -#}
   {{ return(column.dtype if column.is_string() else column.data_type) }}

@@ -25,6 +25,12 @@
 
 
 {#- _util/sql.sql -#}
+{% macro postgres__run_script(statements, result_sql) -%}
+  {#- psycopg2 sends a script of statements as one query; in dbt's transaction, the first that
+      fails undoes them all. -#}
+  {{ return(auto_cdc.script_in_one_call(statements, result_sql)) }}
+{%- endmacro %}
+
 {% macro postgres__analyze_sql(relation, columns) -%}
   {#- Temp tables get no statistics by themselves; without them the planner guesses the batch
       size and may scan the whole target instead of using the key index. Only the columns the
@@ -38,50 +44,90 @@
       making the run's cost follow the table instead of the batch: lower it to 1.1 (a common SSD
       setting), never raising a lower value the user chose. JIT compilation, which the planner
       starts for any statement it estimates as large, costs more than it saves on statements
-      that each run for well under a second (measured: 20-100 ms per snapshot comparison). -#}
-  {% call statement('auto_cdc_prepare_session') -%}
-    select set_config('random_page_cost', least(current_setting('random_page_cost')::float8, 1.1)::text, true),
-           set_config('jit', 'off', true)
-  {%- endcall %}
+      that each run for well under a second (measured: 20-100 ms per snapshot comparison).
+      And the run's clock, read after lock_target (postgres__run_clock). -#}
+  select set_config('random_page_cost', least(current_setting('random_page_cost')::float8, 1.1)::text, true),
+         set_config('jit', 'off', true),
+         set_config('auto_cdc.run_clock', cast(clock_timestamp() as text), true)
 {%- endmacro %}
 
 {% macro postgres__lock_target(relation) -%}
   {#- Serialise runs of the same model: a second run waits here until the first commits, then
       reads the state the first one left. The lock ends with the transaction. -#}
-  {% call statement('auto_cdc_lock') -%}
-    select pg_advisory_xact_lock(hashtext({{ auto_cdc.string_literal(relation | string) }}))
-  {%- endcall %}
+  select pg_advisory_xact_lock(hashtext({{ auto_cdc.string_literal(relation | string) }}))
+{%- endmacro %}
+
+
+{#- _util/column_types.sql -#}
+{% macro postgres__columns_of(relations) -%}
+  {#- dbt-postgres's lookup, for all the relations in one statement (a temp relation has no
+      schema: matched by name, as dbt-postgres does). -#}
+  {%- if relations | length < 2 -%}{{ return(auto_cdc.default__columns_of(relations)) }}{%- endif -%}
+  {%- set query -%}
+    select r.i, c.column_name, c.data_type, c.character_maximum_length, c.numeric_precision, c.numeric_scale
+    from information_schema.columns as c
+    join (values
+      {%- for relation in relations %}
+      ({{ loop.index0 }}, {{ auto_cdc.string_literal(relation.identifier) }}, {{ auto_cdc.string_literal(relation.schema) if relation.schema else 'null' }}){{ ',' if not loop.last }}
+      {%- endfor %}
+    ) as r(i, name, schema_name) on c.table_name = r.name and (r.schema_name is null or c.table_schema = r.schema_name)
+    order by r.i, c.ordinal_position
+  {%- endset -%}
+  {{ return(auto_cdc.columns_from_rows(run_query(query).rows, relations | length)) }}
 {%- endmacro %}
 
 
 {#- batch/query_columns.sql -#}
 {% macro postgres__columns_compared_as_text(relation) -%}
+  {%- set types = {} -%}
+  {%- for row in run_query(auto_cdc.postgres__compared_as_text_sql(relation)).rows -%}{%- do types.update({row[0]: row[1]}) -%}{%- endfor -%}
+  {{ return(types) }}
+{%- endmacro %}
+
+{% macro postgres__compared_as_text_sql(relation) -%}
   {#- Types without an equality operator (json, xml, point, ...), the geometric types whose `=`
       compares areas or lengths (box, lseg), composite and extension types (whose `=` may be
       missing or loose), and arrays and domains of them: compared through their text form,
-      which is exact for all of them. Returns {column: its type}. -#}
-  {%- set found = run_query(
-      "select a.attname, format_type(a.atttypid, a.atttypmod) from pg_attribute as a
-       join pg_type as t on t.oid = a.atttypid
-       join pg_type as b on b.oid = case when t.typcategory = 'A' then t.typelem
-                                         when t.typtype = 'd' then t.typbasetype else t.oid end
-       where a.attrelid = " ~ auto_cdc.string_literal(relation | string) ~ "::regclass and a.attnum > 0 and not a.attisdropped
-         and (b.typname in ('json', 'xml', 'point', 'line', 'lseg', 'box', 'path', 'polygon', 'circle')
-              or b.typtype = 'c' or (b.typtype = 'b' and b.oid >= 16384))") -%}
-  {%- set types = {} -%}
-  {%- for row in found.rows -%}{%- do types.update({row[0]: row[1]}) -%}{%- endfor -%}
-  {{ return(types) }}
+      which is exact for all of them. Rows: (column, its type). -#}
+  select a.attname, format_type(a.atttypid, a.atttypmod) from pg_attribute as a
+  join pg_type as t on t.oid = a.atttypid
+  join pg_type as b on b.oid = case when t.typcategory = 'A' then t.typelem
+                                    when t.typtype = 'd' then t.typbasetype else t.oid end
+  where a.attrelid = {{ auto_cdc.string_literal(relation | string) }}::regclass and a.attnum > 0 and not a.attisdropped
+    and (b.typname in ('json', 'xml', 'point', 'line', 'lseg', 'box', 'path', 'polygon', 'circle')
+         or b.typtype = 'c' or (b.typtype = 'b' and b.oid >= 16384))
+{%- endmacro %}
+
+{% macro postgres__probe_query(sql, probe) -%}
+  {#- The default's empty temp table, its columns (as dbt-postgres looks them up) and those
+      compared as text, in one script. The table stays until the next probe replaces it or
+      apply_writes drops it with the run's other temp relations. -#}
+  {%- set query -%}
+    select c.column_name, c.data_type, c.character_maximum_length, c.numeric_precision, c.numeric_scale, t.format_type
+    from information_schema.columns as c
+    left join ({{ auto_cdc.postgres__compared_as_text_sql(probe) }}) as t on t.attname = c.column_name
+    where c.table_name = {{ auto_cdc.string_literal(probe.identifier) }} and c.table_schema = pg_my_temp_schema()::regnamespace::text
+    order by c.ordinal_position
+  {%- endset -%}
+  {%- set rows = auto_cdc.run_script([auto_cdc.drop_relation_sql(probe), auto_cdc.temp_table_sql(probe, auto_cdc.no_rows_sql(sql))], query) -%}
+  {%- set columns = [] -%}
+  {%- set compared_as_text = {} -%}
+  {%- for row in rows -%}
+    {%- do columns.append(api.Column(row[0], row[1], row[2], row[3], row[4])) -%}
+    {%- if row[5] is not none -%}{%- do compared_as_text.update({row[0]: row[5]}) -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return({'columns': columns, 'compared_as_text': compared_as_text}) }}
 {%- endmacro %}
 
 
 {#- config/read_config.sql -#}
 {% macro postgres__run_clock() -%}
-  {#- Read once, after lock_target: a run that waited for the lock started its transaction
-      before the run it waited for committed, so current_timestamp (the transaction's start)
-      would stamp it earlier than that commit. The clock read now is later than every commit
-      before this run's, so stamps follow commit order. -#}
-  {%- set now = run_query("select cast(clock_timestamp() as text)").rows[0][0] -%}
-  {{ return("cast(" ~ auto_cdc.string_literal(now) ~ " as timestamp with time zone)") }}
+  {#- Read once, after lock_target (begin_run: prepare_session keeps it for the transaction): a
+      run that waited for the lock started its transaction before the run it waited for
+      committed, so current_timestamp (the transaction's start) would stamp it earlier than
+      that commit. The clock read after the lock is later than every commit before this
+      run's, so stamps follow commit order. -#}
+  {{ return("cast(current_setting('auto_cdc.run_clock') as timestamp with time zone)") }}
 {%- endmacro %}
 
 

@@ -3,20 +3,25 @@
     what the run read, before any of them runs: none of them is read back before all have run.
     Out: all of them applied together. -#}
 
-{% macro apply_writes(statements, post_hooks, batch_sql=none) -%}
+{% macro apply_writes(statements, post_hooks, batch_sql=none, temps=[], result_sql=none) -%}
   {#- Inside dbt's transaction for the model on DuckDB and PostgreSQL (finish_run commits it);
       on Spark one by one, each a replayable write, the run recorded last. Under dbt v2, whose
       statements share no transaction, the post-hooks dbt-core runs inside the model's
       transaction end the writes, so that one that fails undoes the run there too. Like dbt's
       `main` statement, target/run/<model>.sql gets them first, with the statements that read
       the batch (`batch_sql`), so a failed run leaves what it tried there (not from `dbt
-      run-operation`, which has no model to write it for: `batch_sql` none). -#}
+      run-operation`, which has no model to write it for: `batch_sql` none). Then the run's
+      working relations (`temps`) are dropped and `result_sql` (a query over the model's own
+      tables, not those) is run: its rows are returned (none without it). On DuckDB and
+      PostgreSQL all of it is one script: one round trip. -#}
   {%- set kept = [] -%}
   {%- for statement in statements + auto_cdc.transaction_hooks_sql(post_hooks) if statement and statement | trim -%}
     {%- do kept.append(statement | trim) -%}
   {%- endfor -%}
   {%- if batch_sql is not none -%}{%- do write(auto_cdc.run_artifact(batch_sql, kept)) -%}{%- endif -%}
-  {%- if kept -%}{%- do adapter.dispatch('apply_writes', 'auto_cdc')(kept) -%}{%- endif -%}
+  {%- set drops = [] -%}
+  {%- for relation in temps -%}{%- do drops.append(auto_cdc.drop_relation_sql(relation)) -%}{%- endfor -%}
+  {{ return(adapter.dispatch('apply_writes', 'auto_cdc')(kept, drops, result_sql)) }}
 {%- endmacro %}
 
 
@@ -46,8 +51,8 @@
   {{ return(statements) }}
 {%- endmacro %}
 
-{% macro default__apply_writes(statements) -%}
-  {%- do auto_cdc.run_statements(statements) -%}
+{% macro default__apply_writes(statements, drops, result_sql) -%}
+  {{ return(auto_cdc.run_script(statements + drops, result_sql)) }}
 {%- endmacro %}
 
 

@@ -140,15 +140,11 @@
       snapshot flow's version) must have one type, part by part. Returns {flow: [type per
       part]}; no rows are read. Runs after check_expressions has compiled each expression. -#}
   {%- if not cfg.flows -%}{{ return({}) }}{%- endif -%}
-  {%- call statement('auto_cdc_probe') -%}
-    {{ auto_cdc.temp_table_sql(probe, auto_cdc.flow_sequences_probe_sql(cfg)) }}
-  {%- endcall -%}
   {%- set types = {} -%}
-  {%- for column in adapter.get_columns_in_relation(probe) -%}
+  {%- for column in auto_cdc.query_columns(auto_cdc.flow_sequences_probe_sql(cfg), probe).columns -%}
     {%- set flow = cfg.flows[column.name.split('__')[3] | int] -%}
     {%- do types.setdefault(flow.name, []).append(column.data_type) -%}
   {%- endfor -%}
-  {%- do auto_cdc.drop_temp_relations([probe]) -%}
   {%- set first = cfg.flows[0].name -%}
   {%- for flow in cfg.flows if types[flow.name] | map('lower') | list != types[first] | map('lower') | list -%}
     {%- set order_by = {'snapshot': 'its version', 'cdc': '`sequence_by`'} -%}

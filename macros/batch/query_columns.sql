@@ -8,13 +8,18 @@
       The model query's columns, from an empty temp table (no rows are read): `columns` (names
       and types), `names`, and `compared_as_text`: the columns whose type has no usable
       equality operator, so comparisons go through their text form. -#}
+  {%- set probed = adapter.dispatch('probe_query', 'auto_cdc')(sql, probe) -%}
+  {{ return({'columns': probed.columns, 'names': probed.columns | map(attribute='name') | list, 'compared_as_text': probed.compared_as_text}) }}
+{%- endmacro %}
+
+{% macro default__probe_query(sql, probe) -%}
   {%- call statement('auto_cdc_probe') -%}
     {{ auto_cdc.temp_table_sql(probe, auto_cdc.no_rows_sql(sql)) }}
   {%- endcall -%}
   {%- set columns = adapter.get_columns_in_relation(probe) -%}
   {%- set compared_as_text = auto_cdc.columns_compared_as_text(probe) -%}
   {%- do auto_cdc.drop_temp_relations([probe]) -%}
-  {{ return({'columns': columns, 'names': columns | map(attribute='name') | list, 'compared_as_text': compared_as_text}) }}
+  {{ return({'columns': columns, 'compared_as_text': compared_as_text}) }}
 {%- endmacro %}
 
 

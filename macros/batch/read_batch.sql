@@ -4,13 +4,16 @@
 
 {% macro read_batch(cfg, sql, temps, last_run, source, empty_run) -%}
   {#- The batch temp table: the model query's events above the checkpoint, or (a model with
-      flows) each flow's own (batch/flows.sql). `--empty` reads none. Returns the statements
-      it ran (for target/run). -#}
+      flows) each flow's own (batch/flows.sql). `--empty` reads none. Returns {'statements':
+      those it ran (for target/run), 'checks': the row of validate_batch's checks, read in the
+      same call (none for flows, whose checks follow their own)}. -#}
   {%- if cfg.flows -%}
-    {{ return(auto_cdc.fill_flows_batch(cfg, temps, last_run, empty_run)) }}
+    {{ return({'statements': auto_cdc.fill_flows_batch(cfg, temps, last_run, empty_run), 'checks': none}) }}
   {%- endif -%}
   {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, last_run, source.columns) -%}
-  {{ return(auto_cdc.fill_temp_table(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter), cfg.key_columns + ['__cdc_op'])) }}
+  {%- set statements = auto_cdc.fill_temp_table_sql(temps.batch, auto_cdc.batch_sql(cfg, sql, checkpoint_filter), cfg.key_columns + ['__cdc_op']) -%}
+  {%- set checks = auto_cdc.run_script(statements, auto_cdc.batch_checks_sql(cfg, temps.batch)) -%}
+  {{ return({'statements': statements, 'checks': checks[0]}) }}
 {%- endmacro %}
 
 

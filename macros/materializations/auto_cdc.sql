@@ -10,8 +10,7 @@
 
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
-  {%- do auto_cdc.lock_target(target_relation) -%}
-  {%- do auto_cdc.prepare_session() -%}
+  {%- do auto_cdc.begin_run(target_relation) -%}
 
   {#- 1. Configuration, read against the model query's columns (a model with flows: theirs). -#}
   {%- set flows = auto_cdc.model_flows(sql) -%}
@@ -29,9 +28,11 @@
   {%- do auto_cdc.check_config_drift(cfg.state_config, last_run) -%}
 
   {#- 3. Batch: this run's events, read once. 4. Validation: bad data fails before any write. -#}
-  {%- set batch_sql = auto_cdc.read_batch(cfg, sql, temps, last_run, source, empty_run) -%}
-  {%- set shape = auto_cdc.validate_batch(cfg, temps.batch, last_run) -%}
-  {%- set batch_columns = adapter.get_columns_in_relation(temps.batch) -%}
+  {%- set batch = auto_cdc.read_batch(cfg, sql, temps, last_run, source, empty_run) -%}
+  {%- set batch_sql = batch.statements -%}
+  {%- set shape = auto_cdc.validate_batch(cfg, temps.batch, last_run, batch.checks) -%}
+  {%- set looked_up = auto_cdc.read_columns(cfg, temps.batch, none if rebuild or empty_run else target_relation, cdc_tables) -%}
+  {%- set batch_columns = looked_up.batch -%}
   {%- do auto_cdc.warn_text_sequence(cfg, batch_columns, temps.batch, none if rebuild else cdc_tables.state) -%}
   {%- do auto_cdc.enforce_contract(cfg, temps.batch) -%}
 
@@ -47,7 +48,7 @@
     {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, cdc_tables, existing, writes, change_feed) -%}
     {%- set target_columns = auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if change_feed else [] -%}
   {%- elif not rebuild and not empty_run -%}
-    {%- set schema = auto_cdc.reconcile_schema(cfg, target_relation, batch_columns, cdc_tables, writes) -%}
+    {%- set schema = auto_cdc.reconcile_schema(cfg, looked_up.tables, batch_columns, cdc_tables, writes) -%}
     {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
     {%- set known_columns = auto_cdc.evolve_state(cfg, cdc_tables.state, schema.tables.state, writes) -%}
     {%- set target_columns = schema.tables.target -%}
@@ -63,14 +64,15 @@
       'previous_checkpoint': last_run.checkpoint_value if last_run and last_run.checkpoint_column == cfg.checkpoint_column else none,
   } -%}
   {%- if not empty_run -%}{%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}{%- endif -%}
-  {%- do auto_cdc.apply_writes(writes, post_hooks, batch_sql) -%}
+  {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, [temps.probe, temps.batch, temps.history, temps.changes] + ([fence.noted] if fence else []),
+                                           none if empty_run else auto_cdc.recorded_metrics_sql(arg_dict)) -%}
   {%- if empty_run -%}
     {%- do auto_cdc.report_empty_run(mode != 'create') -%}
   {%- else -%}
-    {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict)) -%}
+    {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict, recorded)) -%}
   {%- endif -%}
 
   {#- The usual dbt finish: grants, docs, hooks, one commit. -#}
-  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, [temps.batch, temps.history, temps.changes] + ([fence.noted] if fence else []), post_hooks) -%}
+  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, post_hooks) -%}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

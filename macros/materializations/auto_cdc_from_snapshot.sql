@@ -12,8 +12,7 @@
 
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
-  {%- do auto_cdc.lock_target(target_relation) -%}
-  {%- do auto_cdc.prepare_session() -%}
+  {%- do auto_cdc.begin_run(target_relation) -%}
 
   {#- Create, rebuild or continue after the last processed version? The model's tables exist
       together or not at all. The way versions are named is known before any snapshot is read:
@@ -43,7 +42,8 @@
     {%- do batch_sql.extend(auto_cdc.read_snapshots(cfg, versions, temps, auto_cdc.no_rows_sql(sql) if empty_run else sql,
                                                     none if rebuild else cdc_tables.versions, catch_up=not empty_run)) -%}
     {%- do auto_cdc.validate_snapshots(cfg, temps) -%}
-    {%- set snapshot_columns = adapter.get_columns_in_relation(temps.snapshots) -%}
+    {%- set looked_up = auto_cdc.read_columns(cfg, temps.snapshots, none if rebuild else target_relation, cdc_tables) -%}
+    {%- set snapshot_columns = looked_up.batch -%}
     {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns, temps.snapshots, none if rebuild else cdc_tables.versions) -%}
     {%- do auto_cdc.enforce_contract(cfg, auto_cdc.snapshot_rows_as_batch(temps.snapshots)) -%}
     {#- 5. Tables: they follow the snapshots' columns and types. From here on the run collects its
@@ -51,7 +51,7 @@
            snapshots are compared with the target as those writes leave it (appended columns NULL). -#}
     {%- set schema = {'appended': [], 'ignored': [], 'tables': {}} -%}
     {%- if not rebuild -%}
-      {%- set schema = auto_cdc.reconcile_schema(cfg, target_relation, snapshot_columns, cdc_tables, writes) -%}
+      {%- set schema = auto_cdc.reconcile_schema(cfg, looked_up.tables, snapshot_columns, cdc_tables, writes) -%}
       {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
     {%- endif -%}
     {%- set compared_with = none if rebuild else auto_cdc.target_as_written(target_relation, schema.appended, snapshot_columns) -%}
@@ -85,9 +85,10 @@
       {%- do writes.append(auto_cdc.record_versions_sql(cdc_tables.versions, temps.read_versions, cdc_tables.runs)) -%}
     {%- endif -%}
   {%- endif -%}
-  {%- do auto_cdc.apply_writes(writes, post_hooks, batch_sql) -%}
+  {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, temps.values() | list,
+                                           auto_cdc.recorded_metrics_sql(arg_dict) if found and not empty_run else none) -%}
   {%- if found and not empty_run -%}
-    {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict)) -%}
+    {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict, recorded)) -%}
   {%- elif found or untouched -%}
     {%- do auto_cdc.report_empty_run(untouched) -%}
   {%- else -%}
@@ -96,6 +97,6 @@
 
   {#- The usual dbt finish: grants, docs, hooks, one commit. -#}
   {%- set target_exists = found or existing[0] is not none -%}
-  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, temps.values() | list, post_hooks, target_exists) -%}
+  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, post_hooks, target_exists) -%}
   {{ return({'relations': [target_relation] if target_exists else []}) }}
 {% endmaterialization %}

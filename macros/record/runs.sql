@@ -10,19 +10,25 @@
 {%- endmacro %}
 
 
-{% macro change_metrics(arg_dict) -%}
-  {#- The metrics the run recorded, read back from the changes it applied. A full refresh
-      replaces every row of the old target, so they count as deleted (with or without a change
-      feed, which records them as deletes): metrics and change feed always agree. -#}
-  {%- set row = run_query(auto_cdc.change_counts_sql(arg_dict.changes)).rows[0] -%}
-  {{ return({'n_events': arg_dict.shape.n_events, 'num_upserted_rows': row[0] | int,
-             'num_deleted_rows': row[1] | int + arg_dict.replaced_rows}) }}
+{% macro recorded_metrics_sql(arg_dict) -%}
+  {#- The metrics this run recorded in its row of the run history (record_run_sql), read back
+      after its writes (apply_writes' result_sql). -#}
+  select num_upserted_rows, num_deleted_rows from {{ arg_dict.runs }}
+  where invocation_id = {{ auto_cdc.string_literal(invocation_id) }} order by run_id desc limit 1
+{%- endmacro %}
+
+{% macro change_metrics(arg_dict, recorded) -%}
+  {#- The metrics from the rows of recorded_metrics_sql. They count the changes the run applied;
+      a full refresh replaces every row of the old target, so those count as deleted (with or
+      without a change feed, which records them as deletes): metrics and change feed always
+      agree. -#}
+  {{ return({'n_events': arg_dict.shape.n_events, 'num_upserted_rows': recorded[0][0] | int, 'num_deleted_rows': recorded[0][1] | int}) }}
 {%- endmacro %}
 
 
 {% macro record_run_sql(arg_dict) -%}
-  {#- Appends this run's row to the run history: metrics (from the changes, as change_metrics
-      reads them), checkpoint and truncate watermark. -#}
+  {#- Appends this run's row to the run history: metrics (from the changes; change_metrics
+      reports them), checkpoint and truncate watermark. -#}
   {%- set cfg = arg_dict.cfg -%}
   {%- set n = cfg.seq_parts -%}
   {%- set runs = arg_dict.runs -%}

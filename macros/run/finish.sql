@@ -1,5 +1,5 @@
-{#- Last stage: dbt's usual finish. In: the target, whether it was rebuilt, the temp relations.
-    Out: grants, docs, post-hooks, temp relations dropped, one commit. -#}
+{#- Last stage: dbt's usual finish. In: the target, whether it was rebuilt. Out: grants, docs,
+    post-hooks, one commit (apply_writes dropped the temp relations). -#}
 
 {% macro report_empty_run(existed) -%}
   {#- `--empty`: nothing is applied, and the log line says so. -#}
@@ -20,10 +20,10 @@
 {%- endmacro %}
 
 
-{% macro finish_run(target, existing_relation, rebuild, temps, post_hooks, target_exists=true) -%}
+{% macro finish_run(target, existing_relation, rebuild, post_hooks, target_exists=true) -%}
   {#- Grants and docs on the target (when there is one: a snapshot model waiting for its first
-      snapshot has none yet), the post-hooks inside the transaction, the temp relations
-      dropped, one commit, then the post-hooks that run outside it. -#}
+      snapshot has none yet), the post-hooks inside the transaction, one commit, then the
+      post-hooks that run outside it. -#}
   {%- if target_exists -%}
     {%- set revoke = should_revoke(existing_relation, full_refresh_mode=rebuild) -%}
     {%- do apply_grants(target, config.get('grants'), should_revoke=revoke) -%}
@@ -31,7 +31,6 @@
   {%- endif -%}
   {#- Under dbt v2 these hooks ended the run's writes (apply_writes). -#}
   {%- if not auto_cdc.dbt_v2() -%}{%- do run_hooks(post_hooks, inside_transaction=True) -%}{%- endif -%}
-  {%- do auto_cdc.drop_temp_relations(temps) -%}
   {%- do adapter.commit() -%}
   {%- do run_hooks(post_hooks, inside_transaction=False) -%}
 {%- endmacro %}

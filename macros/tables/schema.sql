@@ -4,17 +4,39 @@
     values, any other type change an error; returns the columns appended, those the run does not
     write (on_schema_change='ignore'), and each table's columns as those writes leave them. -#}
 
-{% macro reconcile_schema(cfg, target, batch_columns, cdc_tables, writes) -%}
+{% macro read_columns(cfg, batch, target, cdc_tables) -%}
+  {#- The batch's (snapshots') columns and, when `target` is given (a run that applies), those of
+      each table reconcile_schema compares with them, in one lookup (columns_of): {'batch':
+      columns, 'tables': [(kind, relation, columns)], the target first}. -#}
+  {%- set tables = [] -%}
+  {%- if target is not none -%}
+    {%- do tables.append(('target', target)) -%}
+    {#- SCD2 from snapshots stores no events: its state table holds no column values. -#}
+    {%- for kind in ['state', 'runs', 'versions'] if (kind != 'versions' or cfg.snapshot) and (kind != 'state' or not cfg.history_from_open_rows) -%}
+      {%- do tables.append((kind, cdc_tables[kind])) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- set relations = [batch] -%}
+  {%- for kind, relation in tables -%}{%- do relations.append(relation) -%}{%- endfor -%}
+  {%- set found = auto_cdc.columns_of(relations) -%}
+  {%- set looked_up = [] -%}
+  {%- for kind, relation in tables -%}{%- do looked_up.append((kind, relation, found[loop.index])) -%}{%- endfor -%}
+  {{ return({'batch': found[0], 'tables': looked_up}) }}
+{%- endmacro %}
+
+
+{% macro reconcile_schema(cfg, tables, batch_columns, cdc_tables, writes) -%}
   {#- on_schema_change: a written column the target does not have yet is appended, ignored, or
       fails the run. Columns the source no longer returns stay in the target: updates keep
       their values, inserts leave them NULL. A column whose type widened is widened wherever
-      its values are kept. `batch_columns`: the batch's (snapshots') columns; `cdc_tables`: the
-      model's state relations (state_relations); the ALTER statements go to `writes`. Returns {'appended': [...],
+      its values are kept. `tables`: read_columns' tables (target first); `batch_columns`: the
+      batch's (snapshots') columns; `cdc_tables`: the model's state relations (state_relations);
+      the ALTER statements go to `writes`. Returns {'appended': [...],
       'ignored': [...], 'tables': {kind: columns}}: the columns this run appends, the new columns
       it does not write (on_schema_change='ignore'), and the columns ({name, data_type}) of the
       target and the state tables as this run's writes leave them (kind: target, state, runs,
       versions), for the stages that build on them before anything is written. -#}
-  {%- set target_columns = adapter.get_columns_in_relation(target) -%}
+  {%- set target, target_columns = tables[0][1], tables[0][2] -%}
   {%- set target_names = target_columns | map(attribute='name') | map('lower') | list -%}
   {%- set built_as = '1' if '__start_at' not in target_names else ('bitemporal' if '__system_start_at' in target_names else '2') -%}
   {%- if built_as != cfg.scd_type -%}
@@ -36,11 +58,6 @@
   {%- do auto_cdc.warn_unwritten_columns(cfg, target, target_columns, new_columns) -%}
 
   {#- Types first, on the columns the tables already have. -#}
-  {%- set tables = [('target', target, target_columns)] -%}
-  {#- SCD2 from snapshots stores no events: its state table holds no column values. -#}
-  {%- for kind in ['state', 'runs', 'versions'] if (kind != 'versions' or cfg.snapshot) and (kind != 'state' or not cfg.history_from_open_rows) -%}
-    {%- do tables.append((kind, cdc_tables[kind], adapter.get_columns_in_relation(cdc_tables[kind]))) -%}
-  {%- endfor -%}
   {%- set after = auto_cdc.reconcile_column_types(cfg, tables, batch_columns, writes) -%}
   {%- set change = {'appended': [], 'ignored': [], 'tables': after} -%}
   {%- if not new_columns -%}{{ return(change) }}{%- endif -%}

@@ -2,39 +2,44 @@
     Database Error naming the bad rows (NULL keys, sequences or checkpoints, conflicting
     duplicates) before anything is written; a warning for a sequence that orders as text. -#}
 
-{% macro validate_batch(cfg, batch_relation, last_run=none) -%}
-  {#- Bad data fails the run before anything is written. Returns the batch's shape (and, for a
-      model with flows, what the run records of each). -#}
+{% macro batch_checks_sql(cfg, batch_relation) -%}
+  {#- One row: the batch's size and, per rule validate_batch enforces, how many events break it. -#}
+  {%- set keys = cfg.key_columns -%}
+  {%- set seq_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
+  select
+    count(*) as n_events,
+    coalesce(sum(case when __cdc_op = 'truncate' then 1 else 0 end), 0) as n_truncates
+    {%- for key in keys %},
+    coalesce(sum(case when __cdc_op <> 'truncate' and {{ auto_cdc.quote_identifier(key) }} is null then 1 else 0 end), 0) as null_key_{{ loop.index }}
+    {%- endfor %},
+    {#- No key and no value: what a truncate event looks like (Debezium's op 't'). #}
+    coalesce(sum(case when __cdc_op <> 'truncate'
+      {%- for column in cfg.written_columns %} and {{ auto_cdc.quote_identifier(column) }} is null{% endfor %} then 1 else 0 end), 0) as blank_events
+    {%- for name in seq_names %},
+    coalesce(sum(case when {{ name }} is null then 1 else 0 end), 0) as null_seq_{{ loop.index }}
+    {%- endfor %}
+    {%- if cfg.system_expr %},
+    coalesce(sum(case when __cdc_sys is null then 1 else 0 end), 0) as null_sys
+    {%- endif %}
+    {%- if cfg.checkpoint_column %},
+    coalesce(sum(case when {{ auto_cdc.quote_identifier(cfg.checkpoint_column) }} is null then 1 else 0 end), 0) as null_checkpoint
+    {%- endif %},
+    {#- Events that share a key and sequence: only then can two of them conflict. #}
+    (select count(*) from (
+      select distinct {{ auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) }} from {{ batch_relation }} where __cdc_op <> 'truncate'
+    ) as identities) as n_identities
+  from {{ batch_relation }}
+{%- endmacro %}
+
+
+{% macro validate_batch(cfg, batch_relation, last_run=none, checks=none) -%}
+  {#- Bad data fails the run before anything is written. `checks`: the row of batch_checks_sql
+      if read_batch read it with the batch (else read here). Returns the batch's shape (and,
+      for a model with flows, what the run records of each). -#}
   {%- if cfg.flows -%}{%- do auto_cdc.check_read_versions(cfg, last_run) -%}{%- endif -%}
   {%- set flows = auto_cdc.flow_records(cfg, batch_relation, last_run) if cfg.flows else {} -%}
   {%- set keys = cfg.key_columns -%}
-  {%- set seq_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
-  {%- set checks -%}
-    select
-      count(*) as n_events,
-      coalesce(sum(case when __cdc_op = 'truncate' then 1 else 0 end), 0) as n_truncates
-      {%- for key in keys %},
-      coalesce(sum(case when __cdc_op <> 'truncate' and {{ auto_cdc.quote_identifier(key) }} is null then 1 else 0 end), 0) as null_key_{{ loop.index }}
-      {%- endfor %},
-      {#- No key and no value: what a truncate event looks like (Debezium's op 't'). #}
-      coalesce(sum(case when __cdc_op <> 'truncate'
-        {%- for column in cfg.written_columns %} and {{ auto_cdc.quote_identifier(column) }} is null{% endfor %} then 1 else 0 end), 0) as blank_events
-      {%- for name in seq_names %},
-      coalesce(sum(case when {{ name }} is null then 1 else 0 end), 0) as null_seq_{{ loop.index }}
-      {%- endfor %}
-      {%- if cfg.system_expr %},
-      coalesce(sum(case when __cdc_sys is null then 1 else 0 end), 0) as null_sys
-      {%- endif %}
-      {%- if cfg.checkpoint_column %},
-      coalesce(sum(case when {{ auto_cdc.quote_identifier(cfg.checkpoint_column) }} is null then 1 else 0 end), 0) as null_checkpoint
-      {%- endif %},
-      {#- Events that share a key and sequence: only then can two of them conflict. #}
-      (select count(*) from (
-        select distinct {{ auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) }} from {{ batch_relation }} where __cdc_op <> 'truncate'
-      ) as identities) as n_identities
-    from {{ batch_relation }}
-  {%- endset -%}
-  {%- set row = run_query(checks).rows[0] -%}
+  {%- set row = checks if checks is not none else run_query(auto_cdc.batch_checks_sql(cfg, batch_relation)).rows[0] -%}
   {%- set errors = [] -%}
   {%- for key in keys -%}
     {%- if row['null_key_' ~ loop.index] > 0 -%}
