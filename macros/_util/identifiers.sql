@@ -13,13 +13,20 @@
 
 {% macro derived_name(base, suffix) -%}
   {#- `base ~ suffix`, shortened with a hash of the full name when it would be too long. -#}
-  {%- set full = base ~ suffix -%}
+  {{ return(auto_cdc.derived_names(base, [suffix])[suffix]) }}
+{%- endmacro %}
+
+
+{% macro derived_names(base, suffixes) -%}
+  {#- {suffix: derived_name(base, suffix)} for several suffixes, the adapter asked once (a model
+      names ~13 relations a run, and each question is a dispatch). -#}
   {%- set limit = auto_cdc.capabilities().max_identifier_length -%}
-  {%- if full | length <= limit -%}
-    {{ return(full) }}
-  {%- endif -%}
-  {%- set hash = local_md5(full)[:8] -%}
-  {{ return(base[: limit - (suffix | length) - 9] ~ '_' ~ hash ~ suffix) }}
+  {%- set names = {} -%}
+  {%- for suffix in suffixes -%}
+    {%- set full = base ~ suffix -%}
+    {%- do names.update({suffix: full if full | length <= limit else base[: limit - (suffix | length) - 9] ~ '_' ~ local_md5(full)[:8] ~ suffix}) -%}
+  {%- endfor -%}
+  {{ return(names) }}
 {%- endmacro %}
 
 
@@ -45,6 +52,14 @@
 
 {% macro default__string_literal(value) -%}
   {{ return("'" ~ (value | replace("'", "''")) ~ "'") }}
+{%- endmacro %}
+
+
+{% macro string_literals(values) -%}
+  {#- 'a', 'b': a list of string literals, e.g. for `in (...)`. -#}
+  {%- set literals = [] -%}
+  {%- for value in values -%}{%- do literals.append(auto_cdc.string_literal(value)) -%}{%- endfor -%}
+  {{ return(literals | join(', ')) }}
 {%- endmacro %}
 
 

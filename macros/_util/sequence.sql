@@ -15,10 +15,7 @@
 {#- The expression helpers below are templates: each renders one SQL expression or select list. -#}
 
 {% macro seq_row(prefix, n, alias=none) -%}
-  {%- set names = [] -%}
-  {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do names.append((alias ~ '.' if alias else '') ~ name) -%}{%- endfor -%}
-  {%- if n > 1 -%}{{ return(adapter.dispatch('seq_tuple', 'auto_cdc')(names)) }}{%- endif -%}
-  ({{ names[0] }})
+  {{ return(auto_cdc._seq_refs(prefix, n, alias).row) }}
 {%- endmacro %}
 
 {% macro default__seq_tuple(parts) -%}
@@ -27,13 +24,24 @@
 
 
 {% macro seq_first(prefix, n, alias=none) -%}
-  {% if alias %}{{ alias }}.{% endif %}{{ auto_cdc.seq_names(prefix, n)[0] }}
+  {{ return(auto_cdc._seq_refs(prefix, n, alias).first) }}
+{%- endmacro %}
+
+
+{% macro _seq_refs(prefix, n, alias=none) -%}
+  {#- Sequence `prefix` (of `n` parts, optionally under `alias`) as its first part and as the
+      whole row the comparisons use; one call for both, as the comparisons below need both. -#}
+  {%- set names = [] -%}
+  {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do names.append((alias ~ '.' if alias else '') ~ name) -%}{%- endfor -%}
+  {{ return({'first': names[0], 'row': adapter.dispatch('seq_tuple', 'auto_cdc')(names) if n > 1 else '(' ~ names[0] ~ ')'}) }}
 {%- endmacro %}
 
 
 {% macro seq_cmp(a, b, n, op, alias_a=none, alias_b=none) -%}
   {#- True when `a` is present and either `b` is absent or `a <op> b`. -#}
-  ({{ auto_cdc.seq_first(a, n, alias_a) }} is not null and ({{ auto_cdc.seq_first(b, n, alias_b) }} is null or {{ auto_cdc.seq_row(a, n, alias_a) }} {{ op }} {{ auto_cdc.seq_row(b, n, alias_b) }}))
+  {%- set x = auto_cdc._seq_refs(a, n, alias_a) -%}
+  {%- set y = auto_cdc._seq_refs(b, n, alias_b) -%}
+  ({{ x.first }} is not null and ({{ y.first }} is null or {{ x.row }} {{ op }} {{ y.row }}))
 {%- endmacro %}
 
 
@@ -63,7 +71,9 @@
 
 {% macro seq_older(a, b, n, alias_a=none, alias_b=none) -%}
   {#- True when both are present and `a < b`. -#}
-  ({{ auto_cdc.seq_first(a, n, alias_a) }} is not null and {{ auto_cdc.seq_first(b, n, alias_b) }} is not null and {{ auto_cdc.seq_row(a, n, alias_a) }} < {{ auto_cdc.seq_row(b, n, alias_b) }})
+  {%- set x = auto_cdc._seq_refs(a, n, alias_a) -%}
+  {%- set y = auto_cdc._seq_refs(b, n, alias_b) -%}
+  ({{ x.first }} is not null and {{ y.first }} is not null and {{ x.row }} < {{ y.row }})
 {%- endmacro %}
 
 

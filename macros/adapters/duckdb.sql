@@ -51,6 +51,22 @@
 
 
 
+{#- run/run_mode.sql -#}
+{% macro duckdb__relation_types(schema_relation, names) -%}
+  {#- dbt-duckdb's listing (its types, its case-insensitive schema and database), for `names`
+      only. dbt v2 lists relations itself. -#}
+  {%- if auto_cdc.dbt_v2() -%}{{ return(auto_cdc.default__relation_types(schema_relation, names)) }}{%- endif -%}
+  {%- set query -%}
+    select table_name, case table_type when 'BASE TABLE' then 'table' when 'VIEW' then 'view' when 'LOCAL TEMPORARY' then 'table' end
+    from system.information_schema.tables
+    where lower(table_schema) = {{ auto_cdc.string_literal(schema_relation.schema | lower) }}
+      and lower(table_catalog) = {{ auto_cdc.string_literal(schema_relation.database | lower) }}
+      and table_name in ({{ auto_cdc.string_literals(names) }})
+  {%- endset -%}
+  {{ return(auto_cdc.relation_types_found(query)) }}
+{%- endmacro %}
+
+
 {#- batch/query_columns.sql -#}
 {% macro duckdb__probe_query(sql, probe) -%}
   {#- DESCRIBE of the query: the types its empty temp table would get, in one statement (dbt v2

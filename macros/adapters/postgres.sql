@@ -77,6 +77,22 @@
 {%- endmacro %}
 
 
+{#- run/run_mode.sql -#}
+{% macro postgres__relation_types(schema_relation, names) -%}
+  {#- dbt-postgres's listing (pg_tables, pg_views and pg_matviews: relkinds r, p, v and m; the
+      schema matched with ilike, as it does), for `names` only. -#}
+  {%- set query -%}
+    select c.relname, case c.relkind when 'v' then 'view' when 'm' then 'materialized_view' else 'table' end
+    from pg_catalog.pg_class as c
+    join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+    where n.nspname ilike {{ auto_cdc.string_literal(schema_relation.schema) }}
+      and c.relkind in ('r', 'p', 'v', 'm')
+      and c.relname in ({{ auto_cdc.string_literals(names) }})
+  {%- endset -%}
+  {{ return(auto_cdc.relation_types_found(query)) }}
+{%- endmacro %}
+
+
 {#- batch/query_columns.sql -#}
 {% macro postgres__columns_compared_as_text(relation) -%}
   {%- set types = {} -%}

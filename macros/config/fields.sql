@@ -122,16 +122,21 @@
   {#- {name: value} for every field, as set or defaulted. A config of the other materialization
       reads as its default, so it shapes nothing here (it is rejected with its own message). -#}
   {%- set kind = 'snapshot' if snapshot else 'auto_cdc' -%}
+  {%- set meta = config.get('meta') or {} -%}
+  {%- set read = [] -%}
+  {%- for name, field in fields.items() -%}
+    {%- if field.only_if_set -%}
+      {%- if name in (model.unrendered_config or {}) or meta.get(name) is not none -%}{%- do read.append(name) -%}{%- endif -%}
+    {%- elif field['for'] in ['both', kind] or field.checked_on_both -%}
+      {%- do read.append(name) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set found = auto_cdc._config_values(read) -%}
   {%- set values = {} -%}
   {%- for name, field in fields.items() -%}
-    {%- set value = field.default -%}
-    {%- if field.only_if_set -%}
-      {%- if name in (model.unrendered_config or {}) or (config.get('meta') or {}).get(name) is not none -%}
-        {%- set value = auto_cdc._config_value(name) -%}
-      {%- endif -%}
-    {%- elif field['for'] in ['both', kind] or field.checked_on_both -%}
-      {%- set value = auto_cdc._config_value(name, field.default) -%}
-    {%- endif -%}
+    {%- set value = found.get(name) -%}
+    {#- An only_if_set field that is read keeps what it holds (none included); the others fall back to their default. -#}
+    {%- if name not in read or (value is none and not field.only_if_set) -%}{%- set value = field.default -%}{%- endif -%}
     {%- do values.update({name: value | string | lower if field.as_text else value}) -%}
   {%- endfor -%}
   {{ return(values) }}
@@ -169,23 +174,36 @@
 
 
 {% macro _config_value(name, default=none) -%}
-  {#- Top-level config first, then the same key under `meta`. dbt v2 takes a package's configs
+  {%- set value = auto_cdc._config_values([name])[name] -%}
+  {{ return(default if value is none else value) }}
+{%- endmacro %}
+
+
+{% macro _config_values(names) -%}
+  {#- {name: value or none} for each of `names` (one call for all a run reads). Top-level config
+      first, then the same key under `meta`. dbt v2 takes a package's configs
       only under `meta` (a top-level one is an error there) and warns unless config.meta_get
       reads them (dbt-core has it only since a 1.10 patch release); dbt's own (on_schema_change)
       stay at the top level, where config.get finds them without a warning. dbt-core (with
       dbt-common 1.39) warns too when config.get asks for a key that is only under `meta`: a
       key found there is looked up at the top level on the node's config, which does not warn. -#}
-  {%- if auto_cdc.dbt_v2() -%}
-    {%- set value = config.meta_get(name) -%}
-    {%- if value is none -%}
-      {%- set value = config.get(name) -%}
+  {%- set v2 = auto_cdc.dbt_v2() -%}
+  {%- set meta = {} if v2 else config.get('meta') or {} -%}
+  {%- set values = {} -%}
+  {%- for name in names -%}
+    {%- if v2 -%}
+      {%- set value = config.meta_get(name) -%}
+      {%- if value is none -%}
+        {%- set value = config.get(name) -%}
+      {%- endif -%}
+    {%- else -%}
+      {%- set in_meta = meta.get(name) -%}
+      {%- set value = config.get(name) if in_meta is none else model.config.get(name) -%}
+      {%- if value is none -%}{%- set value = in_meta -%}{%- endif -%}
     {%- endif -%}
-  {%- else -%}
-    {%- set in_meta = (config.get('meta') or {}).get(name) -%}
-    {%- set value = config.get(name) if in_meta is none else model.config.get(name) -%}
-    {%- if value is none -%}{%- set value = in_meta -%}{%- endif -%}
-  {%- endif -%}
-  {{ return(default if value is none else value) }}
+    {%- do values.update({name: value}) -%}
+  {%- endfor -%}
+  {{ return(values) }}
 {%- endmacro %}
 
 

@@ -10,12 +10,12 @@
 {% macro state_relations(target_relation) -%}
   {#- Per-key state and run history (and for snapshots the processed versions) live next to
       the target, named after it. -#}
-  {%- set base = target_relation.identifier -%}
+  {%- set names = auto_cdc.derived_names(target_relation.identifier, ['__cdc_state', '__cdc_runs', '__cdc_versions', '__cdc_seq']) -%}
   {{ return({
-      'state': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_state')}, type='table'),
-      'runs': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_runs')}, type='table'),
-      'versions': target_relation.incorporate(path={'identifier': auto_cdc.derived_name(base, '__cdc_versions')}, type='table'),
-      'seq_type': auto_cdc.quote_identifier(target_relation.schema) ~ '.' ~ auto_cdc.quote_identifier(auto_cdc.derived_name(base, '__cdc_seq')),
+      'state': target_relation.incorporate(path={'identifier': names['__cdc_state']}, type='table'),
+      'runs': target_relation.incorporate(path={'identifier': names['__cdc_runs']}, type='table'),
+      'versions': target_relation.incorporate(path={'identifier': names['__cdc_versions']}, type='table'),
+      'seq_type': auto_cdc.quote_identifier(target_relation.schema) ~ '.' ~ auto_cdc.quote_identifier(names['__cdc_seq']),
   }) }}
 {%- endmacro %}
 
@@ -30,16 +30,19 @@
       `last_version` and `current_version` before the materialization fills them. Under dbt v2,
       whose statements share no session (a temporary table is gone by the next statement), they
       are tables next to the target, replaced by each run and dropped at its end. -#}
-  {%- set base = target_relation.identifier -%}
   {%- set v2 = auto_cdc.dbt_v2() -%}
+  {%- set kinds = [('probe', '__cdc_tmp_probe', 'table'), ('batch', '__cdc_tmp_batch', 'table'),
+                   ('history', '__cdc_tmp_history', 'table'), ('changes', '__cdc_tmp_changes', 'table'),
+                   ('snapshots', '__cdc_tmp_snapshots', 'table'), ('read_versions', '__cdc_tmp_read_versions', 'table'),
+                   ('last_version', '__cdc_last_version', 'table'), ('current_version', '__cdc_current_version', 'table'),
+                   ('current_snapshot', '__cdc_current_snapshot', 'view')] -%}
+  {%- set suffixes = [] -%}
+  {%- for name, suffix, kind in kinds -%}{%- do suffixes.append(suffix) -%}{%- endfor -%}
+  {%- set names = auto_cdc.derived_names(target_relation.identifier, suffixes) -%}
   {%- set temps = {} -%}
-  {%- for name, suffix, kind in [('probe', '__cdc_tmp_probe', 'table'), ('batch', '__cdc_tmp_batch', 'table'),
-                                 ('history', '__cdc_tmp_history', 'table'), ('changes', '__cdc_tmp_changes', 'table'),
-                                 ('snapshots', '__cdc_tmp_snapshots', 'table'), ('read_versions', '__cdc_tmp_read_versions', 'table'),
-                                 ('last_version', '__cdc_last_version', 'table'), ('current_version', '__cdc_current_version', 'table'),
-                                 ('current_snapshot', '__cdc_current_snapshot', 'view')] -%}
+  {%- for name, suffix, kind in kinds -%}
     {%- do temps.update({name: api.Relation.create(database=target_relation.database if v2 else none, schema=target_relation.schema if v2 else none,
-                                                   identifier=auto_cdc.derived_name(base, suffix), type=kind)}) -%}
+                                                   identifier=names[suffix], type=kind)}) -%}
   {%- endfor -%}
   {{ return(temps) }}
 {%- endmacro %}
@@ -49,7 +52,9 @@
   {#- Which of `relations` (all in one schema) exist, each with its type, or none. Asks the
       database, not dbt's relation cache: the cache was filled when the invocation started, and
       a concurrent run of the same model may have created the tables since. -#}
-  {%- set found = auto_cdc.relation_types(relations[0].without_identifier()) -%}
+  {%- set names = [] -%}
+  {%- for relation in relations -%}{%- do names.append(relation.identifier) -%}{%- endfor -%}
+  {%- set found = auto_cdc.relation_types(relations[0].without_identifier(), names) -%}
   {%- set out = [] -%}
   {%- for relation in relations -%}
     {%- do out.append(relation.incorporate(type=found[relation.identifier]) if relation.identifier in found else none) -%}
@@ -76,14 +81,25 @@
 {%- endmacro %}
 
 
-{% macro relation_types(schema_relation) -%}
-  {#- {name: 'table' or 'view'} of the schema's relations. -#}
-  {{ return(adapter.dispatch('relation_types', 'auto_cdc')(schema_relation)) }}
+{% macro relation_types(schema_relation, names) -%}
+  {#- {name: 'table' or 'view'} of those of `names` that are relations of the schema. Only
+      these names: a schema holding many models' tables would otherwise send all of them to
+      every model's run, a cost growing with the schema rather than the model. -#}
+  {{ return(adapter.dispatch('relation_types', 'auto_cdc')(schema_relation, names)) }}
 {%- endmacro %}
 
-{% macro default__relation_types(schema_relation) -%}
+{% macro relation_types_found(query) -%}
+  {#- An adapter's own relation_types: its `query` lists (name, type) rows. A `statement`, as
+      dbt's listing is, so it opens the run's transaction where nothing did before (DuckDB). -#}
+  {%- call statement('auto_cdc_relation_types', fetch_result=True) -%}{{ query }}{%- endcall -%}
   {%- set found = {} -%}
-  {%- for row in list_relations_without_caching(schema_relation) -%}
+  {%- for row in load_result('auto_cdc_relation_types').table.rows -%}{%- do found.update({row[0]: row[1]}) -%}{%- endfor -%}
+  {{ return(found) }}
+{%- endmacro %}
+
+{% macro default__relation_types(schema_relation, names) -%}
+  {%- set found = {} -%}
+  {%- for row in list_relations_without_caching(schema_relation) if row['name'] in names -%}
     {%- do found.update({row['name']: row['type']}) -%}
   {%- endfor -%}
   {{ return(found) }}

@@ -17,16 +17,19 @@
 
 
 {% macro spark__temp_relations(target_relation) -%}
-  {%- set base = target_relation.identifier -%}
   {%- set run_tag = invocation_id | replace('-', '') -%}
-  {%- set temps = {} -%}
-  {%- for name in ['batch', 'history', 'changes', 'snapshots', 'read_versions', 'last_version', 'current_version', 'fence'] -%}
-    {%- do temps.update({name: api.Relation.create(schema=target_relation.schema,
-        identifier=auto_cdc.derived_name(base, '__cdc_tmp_' ~ name ~ '_' ~ run_tag[:12]), type='table')}) -%}
-  {%- endfor -%}
+  {%- set tables = ['batch', 'history', 'changes', 'snapshots', 'read_versions', 'last_version', 'current_version', 'fence'] -%}
   {#- Views without rows or over the source only: temporary views. -#}
-  {%- for name in ['probe', 'current_snapshot'] -%}
-    {%- do temps.update({name: api.Relation.create(identifier=auto_cdc.derived_name(base, '__cdc_tmp_' ~ name ~ '_' ~ run_tag[:12]), type='view')}) -%}
+  {%- set views = ['probe', 'current_snapshot'] -%}
+  {%- set suffix = {} -%}
+  {%- for name in tables + views -%}{%- do suffix.update({name: '__cdc_tmp_' ~ name ~ '_' ~ run_tag[:12]}) -%}{%- endfor -%}
+  {%- set names = auto_cdc.derived_names(target_relation.identifier, suffix.values() | list) -%}
+  {%- set temps = {} -%}
+  {%- for name in tables -%}
+    {%- do temps.update({name: api.Relation.create(schema=target_relation.schema, identifier=names[suffix[name]], type='table')}) -%}
+  {%- endfor -%}
+  {%- for name in views -%}
+    {%- do temps.update({name: api.Relation.create(identifier=names[suffix[name]], type='view')}) -%}
   {%- endfor -%}
   {{ return(temps) }}
 {%- endmacro %}
@@ -50,13 +53,13 @@
 {%- endmacro %}
 
 
-{% macro spark__relation_types(schema_relation) -%}
+{% macro spark__relation_types(schema_relation, names) -%}
   {#- Not dbt-spark's `show table extended`, which cannot describe Iceberg tables in the session
       catalog: two metastore listings (names are lower case in the metastore). -#}
   {%- set schema = auto_cdc.quote_identifier(schema_relation.schema) -%}
   {%- set views = run_query('show views in ' ~ schema).columns['viewName'].values() | list -%}
   {%- set found = {} -%}
-  {%- for row in run_query('show tables in ' ~ schema).rows if not row['isTemporary'] -%}
+  {%- for row in run_query('show tables in ' ~ schema).rows if not row['isTemporary'] and row['tableName'] in names -%}
     {%- do found.update({row['tableName']: 'view' if row['tableName'] in views else 'table'}) -%}
   {%- endfor -%}
   {{ return(found) }}
