@@ -215,9 +215,7 @@
 
 {% macro _debezium_unavailable_sql(spec, index) -%}
   {#- Is column `index` of an upsert the placeholder Debezium sends for an unchanged TOASTed value? -#}
-  {%- set literals = [] -%}
-  {%- for value in spec.unavailable_values -%}{%- do literals.append(auto_cdc.string_literal(value)) -%}{%- endfor -%}
-  {{ return('cast(dbz_after_' ~ index ~ ' as ' ~ dbt.type_string() ~ ') in (' ~ literals | join(', ') ~ ')') }}
+  {{ return('cast(dbz_after_' ~ index ~ ' as ' ~ dbt.type_string() ~ ') in (' ~ auto_cdc.string_literals(spec.unavailable_values) ~ ')') }}
 {%- endmacro %}
 
 

@@ -40,7 +40,7 @@
          {{ now }}
   from {{ target }} as t
   join {{ changes }} as c on {{ auto_cdc.keys_match(identity, 't', 'c') }}
-  where c.__cdc_action in ({% for action in change_types %}{{ auto_cdc.string_literal(action) }}{{ ', ' if not loop.last }}{% endfor %})
+  where c.__cdc_action in ({{ auto_cdc.string_literals(change_types) }})
 {%- endmacro %}
 
 
