@@ -57,6 +57,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", "on_spark: a Spark case (set by conftest; `-m on_spark` runs the tier alone)")
     config.addinivalue_line("markers", "on_v2: a dbt v2 case (set by conftest; `-m on_v2` runs the tier alone)")
+    config.addinivalue_line(
+        "markers", "spark_packages: needs pyspark, not a Spark session: left out with the Spark tier"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
@@ -70,6 +73,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tier = next((t for t in TIERS if t in (params.get("project"), params.get("module_project"))), None)
         left_out_by = "not_on_v2" if tier == V2 else "not_on_spark"
         left_out = tier is not None and item.get_closest_marker(left_out_by) is not None
+        if not SPARK_TIER and item.get_closest_marker("spark_packages") is not None:
+            dropped.append(item)  # AUTO_CDC_SPARK=0 installs no pyspark
+            continue
         if tier is not None and (not TIERS[tier][0] or item.get_closest_marker(TIERS[tier][1]) is None or left_out):
             dropped.append(item)
             continue

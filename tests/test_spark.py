@@ -299,6 +299,7 @@ def test_the_model_tables_are_iceberg_tables(project: CdcProject) -> None:
     assert leftovers == []  # the run's working tables are dropped
 
 
+@pytest.mark.spark_packages
 def test_jackson_shim_relocates_every_reference(tmp_path: Path) -> None:
     shim = spark_env.jackson_shim(tmp_path)
     with zipfile.ZipFile(shim) as jar:
