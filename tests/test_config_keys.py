@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness import CdcProject
-from scenarios import CONFIG, EVENTS, HISTORY, MODEL, fails, snapshot_model
+from scenarios import CONFIG, EVENTS, HISTORY, MODEL, built, fails, snapshot_model
 
 TYPOS = {
     "apply_as_delete": ("apply_as_delete", "op = 'D'", "apply_as_deletes"),
@@ -28,6 +28,31 @@ def test_config_key_typo_fails_with_did_you_mean(project: CdcProject, typo: str)
     project.model("dim", MODEL, **config, **{key: value})
     project.replace_rows("events", HISTORY)
     fails(project, f"`{key}`", f"did you mean `{meant}`?")
+
+
+# Names further than two edits from a config, one of each shape the rule catches (README,
+# "Configuration reference"), SPEC 6.1's examples among them.
+WORD_TYPOS = {
+    "track_history_except_column": "track_history_except_column_list",  # a word dropped
+    "track_history_except_columns": "track_history_except_column_list",
+    "scd_type": "stored_as_scd_type",  # two words dropped, half kept
+    "checkpoint_col": "checkpoint_column",  # cut short
+    "checkpoint": "checkpoint_column",
+    "exclude_column_list": "except_column_list",  # a word changed
+    "apply_as_updates": "apply_as_deletes",
+    "sequence_by_column": "sequence_by",  # a word added
+    "change_feed_enabled": "change_feed",
+}
+
+
+def test_a_config_name_with_a_word_added_dropped_changed_or_cut_short_fails(project: CdcProject) -> None:
+    """Each would otherwise be ignored: `track_history_except_column` opened a false SCD2 version
+    for a change in the column it meant to exclude, `exclude_column_list` wrote the op and sequence
+    into the target for good. On an existing model too, every one named at once, nothing written."""
+    built(project, scd_type=2)
+    project.model("dim", MODEL, **CONFIG, stored_as_scd_type=2, **dict.fromkeys(WORD_TYPOS, "name"))
+    project.insert("events", [(1, "a3", "U", 9)])
+    fails(project, *(f"`{typo}` is not an auto_cdc config; did you mean `{meant}`?" for typo, meant in WORD_TYPOS.items()))
 
 
 def test_typo_in_meta_properties_yaml_and_dbt_project_yml_is_caught(project: CdcProject) -> None:
@@ -66,9 +91,11 @@ def test_other_packages_and_dbt_configs_keep_working(project: CdcProject) -> Non
         tags=["cdc"],
         alias="dim",
         docs={"show": True},
-        meta={"owner": "data-team", "keys_owner": "x"},
+        # Sharing one word with a config, or a word put before one (a package's own prefix).
+        meta={"owner": "data-team", "keys_owner": "x", "sequence_owner": "y", "pii_column_list": ["name"]},
         unique_key="id",
         event_time="seq",
+        on_configuration_change="apply",  # dbt's own, though one word from `on_schema_change`
         elementary={"timestamp_column": "seq"},
         sequence_owner="platform",
     )

@@ -18,10 +18,9 @@
 {% macro _check_config_keys(snapshot, errors) -%}
   {#- A key close to an auto_cdc config is a typo that would otherwise be ignored silently (and
       build the wrong table); a config of the other materialization does nothing here. dbt's
-      own configs and other packages' keys are never close to ours, so they pass. -#}
+      own configs and other packages' keys are not close to ours (_near_miss), so they pass. -#}
   {%- set names = auto_cdc.config_names(snapshot) -%}
-  {#- `materialized` is on every model and dbt's own: not compared with every name (~4 ms). -#}
-  {%- for key in auto_cdc._user_config_keys() if key not in names.own and key != 'materialized' -%}
+  {%- for key in auto_cdc._user_config_keys() if key not in names.own -%}
     {%- if key in names.other -%}
       {#- auto_cdc_from_snapshot names the auto_cdc-only configs it rejects in _reject_auto_cdc_configs. -#}
       {%- if not snapshot and auto_cdc._config_value(key) is not none -%}
@@ -50,12 +49,28 @@
 {%- endmacro %}
 
 
+{% macro dbt_config_names() -%}
+  {#- dbt's own model configs (dbt-core 1.10-1.12 and the adapters auto_cdc runs on): never a
+      typo of an auto_cdc config, whatever their words (`on_configuration_change`). -#}
+  {{ return(['access', 'alias', 'batch_size', 'begin', 'column_types', 'concurrent_batches', 'contract', 'database',
+             'docs', 'enabled', 'event_time', 'freshness', 'full_refresh', 'grants', 'group', 'incremental_strategy',
+             'latest_version_pointer', 'lookback', 'materialized', 'meta', 'on_configuration_change', 'on_error',
+             'on_schema_change', 'packages', 'persist_docs', 'post_hook', 'post-hook', 'pre_hook', 'pre-hook', 'quoting', 'schema',
+             'static_analysis', 'tags', 'unique_key', 'sql_header', 'incremental_predicates', 'merge_update_columns',
+             'merge_exclude_columns', 'indexes', 'unlogged', 'buckets', 'clustered_by', 'file_format', 'location_root',
+             'options', 'partition_by', 'tblproperties']) }}
+{%- endmacro %}
+
+
 {% macro _near_miss(key, names) -%}
-  {#- The name in `names` that `key` was probably meant as, or none: equal ignoring case, `_`,
-      `-` and a plural `s`, or one edit away (two for long names; swapping neighbours is one). -#}
-  {%- set a = modules.re.sub('[_\\- ]', '', key | lower) -%}
+  {#- The name in `names` that `key` was probably meant as, or none (README, "Configuration
+      reference": what counts as a typo). First by letters: equal ignoring case, `_`, `-` and a
+      plural `s`, or one edit away (two for long names; swapping neighbours is one). Then by
+      words (_near_miss_by_words). dbt's own configs are never a typo of ours. -#}
+  {%- if key in auto_cdc.dbt_config_names() -%}{{ return(none) }}{%- endif -%}
+  {%- set a = auto_cdc._config_words(key) | join('') -%}
   {%- for name in names -%}
-    {%- set b = modules.re.sub('[_\\- ]', '', name | lower) -%}
+    {%- set b = auto_cdc._config_words(name) | join('') -%}
     {%- set shortest = [a | length, b | length] | min -%}
     {%- set limit = 2 if shortest >= 10 else (1 if shortest >= 5 else 0) -%}
     {%- if a.rstrip('s') == b.rstrip('s')
@@ -63,7 +78,80 @@
       {{ return(name) }}
     {%- endif -%}
   {%- endfor -%}
+  {%- for name in names if auto_cdc._near_miss_by_words(auto_cdc._config_words(key), auto_cdc._config_words(name)) -%}
+    {{ return(name) }}
+  {%- endfor -%}
   {{ return(none) }}
+{%- endmacro %}
+
+
+{% macro _near_miss_by_words(k, c) -%}
+  {#- Is a key of words `k` a config of words `c` with a word dropped, added or changed, or cut
+      short? Words match ignoring a plural `s`, and one word may be cut short (`col`, `seq`).
+      Not a near miss: sharing a single word (`keys_owner`, `sequence_owner`), or a word put
+      before a config's name or in place of its first word (`pii_column_list`): that is how
+      other packages name their keys. -#}
+  {%- set k_letters = k | join('') | length -%}
+  {%- set c_letters = c | join('') | length -%}
+  {#- Cut short: the key is the config's first words, and at least half of it (`checkpoint_col`, `sequence`). -#}
+  {%- if k | length <= c | length and 2 * k_letters >= c_letters and auto_cdc._words_within(k, c[:k | length]) -%}
+    {{ return(true) }}
+  {%- endif -%}
+  {#- Words dropped, at least two and half of them kept (`track_history_list`, `scd_type`). -#}
+  {%- if 2 <= k | length < c | length and 2 * (k | length) >= c | length and auto_cdc._words_within(k, c) -%}
+    {{ return(true) }}
+  {%- endif -%}
+  {#- A word added after the first (`sequence_by_column`, `change_feed_enabled`). -#}
+  {%- if k | length == c | length + 1 and c | length >= 2 -%}
+    {%- for i in range(1, k | length) if auto_cdc._words_within(k[:i] + k[i + 1:], c) -%}
+      {{ return(true) }}
+    {%- endfor -%}
+  {%- endif -%}
+  {#- A word changed, two kept; the first only for one that starts alike (`exclude_column_list`). -#}
+  {%- if k | length == c | length and c | length >= 3 -%}
+    {%- set changed = [] -%}
+    {%- for i in range(k | length) if auto_cdc._word_match(k[i], c[i]) is none -%}{%- do changed.append(i) -%}{%- endfor -%}
+    {%- if changed | length == 1 -%}
+      {%- set i = changed[0] -%}
+      {{ return((i > 0 or k[0][:3] == c[0][:3]) and auto_cdc._words_within(k[:i] + k[i + 1:], c[:i] + c[i + 1:])) }}
+    {%- endif -%}
+  {%- endif -%}
+  {{ return(false) }}
+{%- endmacro %}
+
+
+{% macro _config_words(name) -%}
+  {#- A config name's words, lower case: split at `_`, `-`, spaces and camelCase humps. -#}
+  {%- set spaced = modules.re.sub('([a-z0-9])([A-Z])', '\\1_\\2', name | string) | lower -%}
+  {{ return(modules.re.split('[_\\- ]+', spaced) | reject('equalto', '') | list) }}
+{%- endmacro %}
+
+
+{% macro _words_within(k, c) -%}
+  {#- Are the words `k`, in order, among the words `c`, with at most one cut short? -#}
+  {%- set cuts = [] -%}
+  {%- set position = [0] -%}
+  {%- for word in k -%}
+    {%- set found = [] -%}
+    {%- for j in range(position[-1], c | length) if not found -%}
+      {%- set match = auto_cdc._word_match(word, c[j]) -%}
+      {%- if match is not none -%}{%- do found.append(j) -%}{%- if match -%}{%- do cuts.append(j) -%}{%- endif -%}{%- endif -%}
+    {%- endfor -%}
+    {%- if not found -%}{{ return(false) }}{%- endif -%}
+    {%- do position.append(found[0] + 1) -%}
+  {%- endfor -%}
+  {{ return(cuts | length <= 1) }}
+{%- endmacro %}
+
+
+{% macro _word_match(a, b) -%}
+  {#- 0: the same word (ignoring a plural `s`); 1: one cut short of the other (`col`, `column`;
+      three letters at least); none: different words. -#}
+  {%- set a = a.rstrip('s') -%}
+  {%- set b = b.rstrip('s') -%}
+  {%- if a == b -%}{{ return(0) }}{%- endif -%}
+  {%- set short, long = (a, b) if a | length < b | length else (b, a) -%}
+  {{ return(1 if short | length >= 3 and long.startswith(short) else none) }}
 {%- endmacro %}
 
 
