@@ -152,6 +152,19 @@ def test_two_feeds_each_from_its_own_checkpoint(project: CdcProject, scd_type: i
     assert run_count(project, "users") == 2
 
 
+def test_a_feed_row_landed_later_at_its_last_checkpoint_value_is_read(project: CdcProject) -> None:
+    """A change feed flow reads from its last checkpoint value on, as a model's checkpoint does:
+    the rest of a load stamped like the one read is applied, what is read again changes nothing."""
+    _setup(project, TWO_FEEDS_MODEL, except_column_list=["op", "seq", "loaded"])
+    project.insert("feed", [(1, "Ana", "Oaxaca", "U", 1, 5)])
+    project.insert("feed_us", [(2, "Ben", "Austin", "U", 1, 7)])
+    project.run("users")
+    project.insert("feed", [(1, "Ana", "Puebla", "U", 2, 5)])  # the rest of the EU feed's load 5
+    assert project.run("users").metrics("users") == (1, 0)
+    assert project.rows("users") == [(1, "Ana", "Puebla"), (2, "Ben", "Austin")]
+    assert project.run("users").metrics("users") == (0, 0)
+
+
 DUMP_FLOW = "{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshot', version='lsn', once=true) }}"
 SNAPSHOT_FLOW = "{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshot', version='lsn') }}"
 FEED_FLOW = "{{ auto_cdc.flow('cdc', target.schema ~ '.feed', checkpoint_column='loaded') }}"

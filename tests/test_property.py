@@ -165,6 +165,54 @@ def test_scd2_history_for_any_split_matches_the_reference(
     assert module_project.rows("dim") == expected
 
 
+CHECKPOINTED_MODES: dict[str, tuple[int, str]] = {
+    "scd1_full_rows": (1, "full_rows"),
+    "scd1_columns_to_update": (1, "columns_to_update"),
+    "scd2_ignore_null_updates": (2, "ignore_null_updates"),
+}
+
+
+@st.composite
+def checkpointed_loads(draw: st.DrawFn, with_columns_to_update: bool, with_truncates: bool) -> tuple[Any, Any]:
+    """(all distinct events, each run's new rows stamped with their load): the rows of a run share
+    a stamp, and the next run's rows keep it (the rest of one load, landed after the run that read
+    its first part) or take the next one."""
+    events, batches = draw(split_feeds(with_columns_to_update, with_truncates))
+    stamp, loads = 1, []
+    for batch in batches:
+        stamp += 1 if loads and draw(st.booleans()) else 0
+        loads.append([(*row, stamp) for row in batch])
+    return events, loads
+
+
+@pytest.mark.parametrize("case", CHECKPOINTED_MODES)
+@SETTINGS
+@given(data=st.data())
+def test_checkpointed_loads_in_any_split_match_the_reference(
+    module_project: CdcProject, case: str, data: st.DataObject
+) -> None:
+    """With `checkpoint_column`, rows accumulate in the source and each run reads from the last
+    checkpoint value on: rows landing at that value after a run are applied, and the rows read
+    again change nothing."""
+    scd_type, mode = CHECKPOINTED_MODES[case]
+    with_ctu = mode == "columns_to_update"
+    events, loads = data.draw(checkpointed_loads(with_ctu, with_truncates=scd_type == 1))
+    module_project.drop_model_tables("dim")
+    columns = {**CITY_EVENTS, **({"cols": "varchar"} if with_ctu else {}), "loaded": "integer"}
+    module_project.create_table("events", columns)
+    config = TRUNCATING_CONFIG if scd_type == 1 else {**CONFIG, "stored_as_scd_type": 2}
+    config = {**config, **(MODES if scd_type == 1 else SCD2_MODES)[mode], "except_column_list": ["op", "seq", "loaded"]}
+    module_project.model("dim", MODEL, **config, checkpoint_column="loaded")
+    for load in loads:
+        module_project.insert("events", load)
+        module_project.run("dim")
+    if scd_type == 1:
+        expected = _reference(events, mode)
+    else:
+        expected = scd2(_events(events, with_ctu), COLUMNS, ignore_null=IGNORE_NULL[mode])
+    assert module_project.rows("dim") == expected
+
+
 BITEMPORAL_CONFIG = {
     **CONFIG,
     "system_sequence_by": "sys",

@@ -222,6 +222,30 @@ def test_checkpoint_reads_only_new_rows(project: CdcProject) -> None:
     assert runs[0] == ("2",)
 
 
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_a_row_landed_later_at_the_last_checkpoint_value_is_read(project: CdcProject, scd_type: int) -> None:
+    """Two halves of one load share a `loaded_at`; the second lands after the run that read the
+    first. The checkpoint reads from its last value on, so order 3 ends `cancelled`, as a model
+    without a checkpoint shows, and the rows read again change nothing."""
+    columns = {**CITY_EVENTS, "loaded_at": "integer"}
+    config = {"stored_as_scd_type": scd_type, "except_column_list": ["op", "seq", "loaded_at"]}
+    _setup(project, columns=columns, checkpoint_column="loaded_at", **config)
+    project.model("dim_whole", MODEL, **{**TRUNCATING_CONFIG, **config})
+    project.insert("events", [(1, "paid", "x", "U", 1, 1), (2, "paid", "y", "U", 1, 1)])
+    project.run()
+    project.insert("events", [(3, "paid", "z", "U", 1, 2)])
+    project.run()
+    project.insert("events", [(3, "cancelled", "z", "U", 2, 2), (1, None, None, "D", 2, 2)])
+    assert project.run("dim").metrics("dim") == ((1, 1) if scd_type == 1 else (3, 0))
+    project.run("dim_whole")
+    assert project.rows("dim") == project.rows("dim_whole")
+    current = {row[0]: row[1] for row in project.rows("dim") if scd_type == 1 or row[-1] is None}
+    assert current == {2: "paid", 3: "cancelled"}
+    before = project.snapshot("dim", "dim__cdc_state")
+    assert project.run("dim").metrics("dim") == (0, 0)
+    assert project.snapshot("dim", "dim__cdc_state") == before
+
+
 # --- schema changes ---------------------------------------------------------------------------
 
 

@@ -89,11 +89,13 @@
 {%- endmacro %}
 
 
-{% macro after_checkpoint(expr, data_type, value) -%}
-  {#- SQL condition: `expr` above a checkpoint recorded as text, compared in its own type, or
-      NULL: a row without a checkpoint value is read, so validation reports it instead of
-      skipping it for ever. -#}
-  {{ return('(' ~ expr ~ ' > cast(' ~ auto_cdc.string_literal(value) ~ ' as ' ~ data_type ~ ') or ' ~ expr ~ ' is null)') }}
+{% macro after_checkpoint(expr, data_type, value, inclusive) -%}
+  {#- SQL condition: `expr` at or above a checkpoint recorded as text (`inclusive`: a change
+      feed's, whose rows at the last value are read again, so one that lands later with that
+      value is not lost; an identical event read again changes nothing) or strictly above it (a
+      snapshot version, read once and complete), compared in its own type; or NULL: a row
+      without a checkpoint value is read, so validation reports it instead of skipping it for ever. -#}
+  {{ return('(' ~ expr ~ (' >= ' if inclusive else ' > ') ~ 'cast(' ~ auto_cdc.string_literal(value) ~ ' as ' ~ data_type ~ ') or ' ~ expr ~ ' is null)') }}
 {%- endmacro %}
 
 

@@ -1,6 +1,6 @@
 {#- Stage 3, batch (auto_cdc with flows). In: `cfg` (its flows), the run's temp relations and
     what the last run recorded of each flow. Out: the run's batch in one temp table, as for a
-    model with one query plus `__cdc_flow`: each change feed's events above its own checkpoint,
+    model with one query plus `__cdc_flow`: each change feed's events at or above its own checkpoint,
     and a snapshot flow's new versions, each as a truncate at the version (every key not in it
     is deleted then) followed by an upsert of each of its rows at the version. -#}
 
@@ -35,7 +35,7 @@
 {% macro flow_filter(flow, recorded, sequence_type, empty_run) -%}
   {#- Which of a flow's rows this run reads: 'false' (none: `--empty`, or a `once` flow that has
       delivered rows), none (all: first run, full refresh, a flow new to the model, a flow whose
-      checkpoint column or version expression changed), or the rows above
+      checkpoint column or version expression changed), or the rows at or above
       its checkpoint (a change feed), or the versions above the last one read (a snapshot
       flow: an older version is overruled by it anyway, since a snapshot deletes every key
       older than its version that it lacks). Rows with no checkpoint or version are read too,
@@ -47,10 +47,10 @@
     {{ return(none) }}
   {%- elif flow.kind == 'snapshot' -%}
     {%- set version = '(' ~ flow.version ~ ')' -%}
-    {{ return(auto_cdc.after_checkpoint(version, sequence_type, recorded.checkpoint_value)) }}
+    {{ return(auto_cdc.after_checkpoint(version, sequence_type, recorded.checkpoint_value, inclusive=false)) }}
   {%- elif flow.checkpoint_column -%}
     {%- set column = 'src.' ~ auto_cdc.quote_identifier(flow.checkpoint_column) -%}
-    {{ return(auto_cdc.after_checkpoint(column, flow.checkpoint_type, recorded.checkpoint_value)) }}
+    {{ return(auto_cdc.after_checkpoint(column, flow.checkpoint_type, recorded.checkpoint_value, inclusive=true)) }}
   {%- endif -%}
   {{ return(none) }}
 {%- endmacro %}

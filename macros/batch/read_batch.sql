@@ -1,9 +1,9 @@
 {#- Stage 3, batch (auto_cdc). In: `cfg`, the model query, the last checkpoint. Out: the SQL of the
-    run's batch: the events above the checkpoint with their kind (`__cdc_op`), sequence parts
+    run's batch: the events at or above the checkpoint with their kind (`__cdc_op`), sequence parts
     (`__cdc_seq*`), system sequence and, for partial updates, the columns they write. -#}
 
 {% macro read_batch(cfg, sql, temps, last_run, source, empty_run) -%}
-  {#- The batch temp table: the model query's events above the checkpoint, or (a model with
+  {#- The batch temp table: the model query's events at or above the checkpoint, or (a model with
       flows) each flow's own (batch/flows.sql). `--empty` reads none. Returns {'statements':
       those it ran (for target/run), 'checks': the row of validate_batch's checks, read in the
       same call (none for flows, whose checks follow their own)}. -#}
@@ -18,7 +18,7 @@
 
 
 {% macro checkpoint_filter(cfg, last_run, model_columns) -%}
-  {#- Only rows strictly above the highest checkpoint value already applied (after_checkpoint).
+  {#- Only rows at or above the highest checkpoint value already applied (after_checkpoint).
       Without a stored value for this checkpoint column (first run, full
       refresh, column changed): read all. -#}
   {%- if not cfg.checkpoint_column or last_run is none or last_run.checkpoint_column != cfg.checkpoint_column
@@ -27,7 +27,7 @@
   {%- endif -%}
   {%- set data_type = (model_columns | selectattr('name', 'equalto', cfg.checkpoint_column) | first).data_type -%}
   {%- set column = 'src.' ~ auto_cdc.quote_identifier(cfg.checkpoint_column) -%}
-  {{ return(auto_cdc.after_checkpoint(column, data_type, last_run.checkpoint_value)) }}
+  {{ return(auto_cdc.after_checkpoint(column, data_type, last_run.checkpoint_value, inclusive=true)) }}
 {%- endmacro %}
 
 

@@ -59,7 +59,7 @@
       'ignore_null_updates_except_column_list': {'type': 'columns', 'default': none, 'for': 'auto_cdc', 'recorded': 'columns', 'change': partial_updates},
       'columns_to_update': {'type': 'column', 'default': none, 'for': 'auto_cdc', 'recorded': 'resolved', 'change': partial_updates},
       'checkpoint_column': {'type': 'column', 'default': none, 'for': 'auto_cdc', 'recorded': 'resolved',
-                            'change': {'effect': 'this run reads the whole model query once, then only rows above the new checkpoint'}},
+                            'change': {'effect': 'this run reads the whole model query once, then only rows at or above the new checkpoint'}},
       'system_sequence_by': {'type': 'column_or_sql', 'default': none, 'for': 'auto_cdc', 'checked_on_both': true, 'recorded': 'resolved',
                              'change': {'blocks': 'the stored system times were computed the old way and cannot be compared with new ones'}},
       'snapshot_version_column': {'type': 'column', 'default': none, 'for': 'snapshot', 'recorded': 'resolved',

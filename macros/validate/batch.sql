@@ -57,7 +57,7 @@
   {%- endif -%}
   {%- if cfg.checkpoint_column and row['null_checkpoint'] > 0 -%}
     {%- do errors.append(row['null_checkpoint'] ~ " event(s) have a NULL `checkpoint_column` '" ~ cfg.checkpoint_column
-        ~ "': each run reads only rows above the last checkpoint, so such rows would never be read again. Give every row a value in the model query, or filter these out.") -%}
+        ~ "': each run reads only rows at or above the last checkpoint, so such rows would never be read again. Give every row a value in the model query, or filter these out.") -%}
   {%- endif -%}
   {%- if not errors and row['n_identities'] < row['n_events'] - row['n_truncates'] -%}
     {%- do errors.extend(auto_cdc.conflicting_events(cfg, batch_relation)) -%}

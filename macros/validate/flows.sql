@@ -42,7 +42,7 @@
       {%- if row['missing_' ~ i] > 0 -%}
         {%- do errors.append("flow '" ~ flow.name ~ "': " ~ row['missing_' ~ i] ~ (
             " row(s) have a NULL version (" ~ flow.version ~ "): every snapshot row needs the version it belongs to." if flow.kind == 'snapshot' else
-            " event(s) have a NULL checkpoint column '" ~ flow.checkpoint_column ~ "': each run reads only rows above the last checkpoint, so such rows would never be read again. Give every row a value in the flow's query, or filter these out.")) -%}
+            " event(s) have a NULL checkpoint column '" ~ flow.checkpoint_column ~ "': each run reads only rows at or above the last checkpoint, so such rows would never be read again. Give every row a value in the flow's query, or filter these out.")) -%}
       {%- endif -%}
     {%- endif -%}
     {%- set same_reading = before.get('kind') == flow.kind and before.get('reading') == auto_cdc.flow_reading(flow) -%}
