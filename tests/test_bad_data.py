@@ -60,10 +60,18 @@ def test_conflicting_events_name_the_columns_that_differ(project: CdcProject) ->
     project.replace_rows(
         "events", [(1, "a", "U", 1, "x"), (1, "b", "U", 1, "x"), (2, "c", "U", 1, "y"), (2, "c", "U", 1, None)]
     )
-    outcome = fails(project, "same key and sequence", "for example id=1, seq=1", "differ in: name)")
+    # Which rows, how many, and how to break the tie.
+    outcome = fails(
+        project,
+        "2 key(s) have two or more different events at the same sequence",
+        "for example id=1, seq=1: they differ in: name (upsert name='a'; upsert name='b')",
+        "add a column that orders them to `sequence_by` (e.g. sequence_by=['seq', '<load time or log offset>'])",
+    )
     assert "Compilation Error" not in outcome.error
     project.replace_rows("events", [(2, "c", "U", 1, "y"), (2, "c", "U", 1, None)])
-    fails(project, "for example id=2, seq=1", "differ in: city)")  # a NULL against a value differs too
+    fails(
+        project, "for example id=2, seq=1: they differ in: city (upsert city=NULL; upsert city='y')"
+    )  # NULL differs too
     project.replace_rows("events", [(2, "c", "U", 1, "y"), (2, None, "D", 1, None)])
     fails(project, "differ in: the kind of event")
 
@@ -97,3 +105,69 @@ def test_a_fixed_width_text_sequence_is_only_warned_about_when_its_width_changes
     project.replace_rows("events", [(2, "d", "0x2B00000001")])
     outcome = project.run("dim")
     assert any("values of width 12, the stored ones of width 22" in w for w in outcome.warnings), outcome.warnings
+
+
+REDELIVERY_MODELS: dict[str, dict[str, Any]] = {
+    "scd1": {},
+    "scd1_partial": {"ignore_null_updates": True},
+    "scd2": {"stored_as_scd_type": 2},
+    "bitemporal": {"stored_as_scd_type": "bitemporal", "system_sequence_by": "seq"},
+}
+
+
+@pytest.mark.parametrize("model", REDELIVERY_MODELS)
+def test_a_redelivery_with_other_contents_replaces_with_a_warning_and_a_full_refresh_says_which(
+    project: CdcProject, model: str
+) -> None:
+    """SPEC 3.5: an event delivered again in a later run at a stored key and sequence replaces
+    the stored one; when it differs, the run says so (one run over both fails as a conflict),
+    and the run history keeps the count and an example. The full refresh then names the rows."""
+    project.create_table("events", {**EVENTS, "loaded_at": "integer"})
+    config = {**CONFIG, "except_column_list": ["op", "seq", "loaded_at"], "checkpoint_column": "loaded_at"}
+    project.model("dim", MODEL, **config, **REDELIVERY_MODELS[model])
+    project.insert("events", [(3, "paid", "U", 7, 1), (4, "open", "U", 7, 1)])
+    assert not [w for w in project.run("dim").warnings if "delivered before" in w]
+    project.insert("events", [(5, "new", "U", 1, 2)])  # the next run reads load 1 again: the same events
+    assert not [w for w in project.run("dim").warnings if "delivered before" in w]
+
+    project.insert("events", [(3, "cancelled", "U", 7, 3), (4, "open", "U", 7, 3)])  # 4: an identical copy
+    outcome = project.run("dim")
+    said = [w for w in outcome.warnings if "delivered before" in w]
+    assert len(said) == 1, outcome.warnings
+    for part in (
+        "1 event(s) of this run",
+        "(e.g. id=3 at seq=7)",
+        "`dbt run --full-refresh`",
+        "sequence_by=['seq', 'loaded_at']",
+    ):
+        assert part in said[0], said[0]
+    assert outcome.metrics("dim") == (1, 0)
+    assert "cancelled" in str(project.rows("dim")) and "paid" not in str(project.rows("dim"))
+    runs_table = project.relation("dim__cdc_runs")
+    runs = project.query(f"select num_differing_redeliveries, differing_redelivery from {runs_table} order by run_id")
+    assert runs == [(0, None), (0, None), (1, "id=3 at seq=7")]
+
+    # Read again at the checkpoint (loaded_at 3): the same events, no warning, nothing changes.
+    outcome = project.run("dim")
+    assert not [w for w in outcome.warnings if "delivered before" in w]
+    assert outcome.metrics("dim") == (0, 0)
+
+    fails(
+        project,
+        "1 key(s) have two or more different events at the same sequence",
+        "for example id=3, seq=7",
+        "upsert name='cancelled'; upsert name='paid'",
+        "sequence_by=['seq', 'loaded_at']",
+        args=("--full-refresh",),
+    )
+
+
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_a_redelivered_delete_at_the_sequence_of_a_stored_upsert_warns(project: CdcProject, scd_type: int) -> None:
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG, stored_as_scd_type=scd_type)
+    project.replace_rows("events", [(3, "paid", "U", 7)])
+    project.run("dim")
+    project.replace_rows("events", [(3, None, "D", 7)])
+    outcome = project.run("dim")
+    assert [w for w in outcome.warnings if "delivered before" in w and "id=3 at seq=7" in w], outcome.warnings

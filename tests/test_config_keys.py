@@ -52,7 +52,9 @@ def test_a_config_name_with_a_word_added_dropped_changed_or_cut_short_fails(proj
     built(project, scd_type=2)
     project.model("dim", MODEL, **CONFIG, stored_as_scd_type=2, **dict.fromkeys(WORD_TYPOS, "name"))
     project.insert("events", [(1, "a3", "U", 9)])
-    fails(project, *(f"`{typo}` is not an auto_cdc config; did you mean `{meant}`?" for typo, meant in WORD_TYPOS.items()))
+    fails(
+        project, *(f"`{typo}` is not an auto_cdc config; did you mean `{meant}`?" for typo, meant in WORD_TYPOS.items())
+    )
 
 
 def test_typo_in_meta_properties_yaml_and_dbt_project_yml_is_caught(project: CdcProject) -> None:

@@ -144,11 +144,11 @@ DATA_ERRORS: dict[str, tuple[list[tuple[Any, ...]], list[str]]] = {
     "null_sequence": ([(4, "d", "w", "U", None)], ["1 event(s) have a NULL sequence", "seq"]),
     "conflicting_duplicates": (
         [(4, "d", "w", "U", 3), (4, "e", "w", "U", 3)],
-        ["different events have the same key and sequence", "id=4", "tie-breaking column"],
+        ["different events at the same sequence", "id=4", "add a column that orders them to `sequence_by`"],
     ),
     "delete_and_upsert_at_one_sequence": (
         [(4, "d", "w", "U", 3), (4, None, None, "D", 3)],
-        ["different events have the same key and sequence"],
+        ["different events at the same sequence", "the kind of event"],
     ),
 }
 

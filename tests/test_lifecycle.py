@@ -128,6 +128,28 @@ def test_missing_helper_table_fails_until_a_full_refresh(project: CdcProject, mi
     assert any(said in line for line in rebuilt.logs), rebuilt.logs
 
 
+@pytest.mark.parametrize("materialization", ["auto_cdc", "auto_cdc_from_snapshot"])
+def test_a_run_history_of_an_earlier_version_gains_the_new_columns_in_place(
+    project: CdcProject, materialization: str
+) -> None:
+    """Tables built by an earlier version of the package go on without a rebuild: the run history
+    gains the columns added since (NULL in its earlier rows)."""
+    if materialization == "auto_cdc":
+        built(project)
+        model, next_load = "dim", lambda: project.replace_rows("events", [(1, "a3", "U", 3)])
+    else:
+        built_snapshots(project, "column", SNAPSHOT_A)
+        model, next_load = "users", lambda: load_snapshot(project, 2, SNAPSHOT_B, replace=False)
+    runs = project.relation(f"{model}__cdc_runs")
+    for column in ("num_differing_redeliveries", "differing_redelivery"):
+        project.execute(f"alter table {runs} drop column {column}")
+    before = project.rows(model)
+    next_load()
+    project.run(model)
+    assert project.rows(model) != before
+    assert project.query(f"select num_differing_redeliveries from {runs} order by run_id")[-2:] == [(None,), (0,)]
+
+
 def test_missing_target_with_state_fails(project: CdcProject) -> None:
     built(project)
     project.execute(f"drop table {project.relation('dim')}")

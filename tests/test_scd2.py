@@ -173,16 +173,33 @@ def test_old_events_are_compacted_and_history_stays_right(project: CdcProject) -
 
 
 def test_compaction_fixes_the_values_of_partial_events_it_keeps(project: CdcProject) -> None:
-    """Event 2 (city only) is compacted away; event 3, which kept its city from it, is rewritten
-    once with that value fixed, so later recomputations of the history still see it."""
+    """Event 3, which kept its city from event 2 (city only), is rewritten once with that value
+    fixed, so later recomputations of the history still see it. Event 2 stays while event 5, in
+    its city's group, is recent (test below), then is compacted away."""
     _dim(project, tombstone_retention=1, ignore_null_updates=True, track_history_column_list=["name"])
     run_batches(project, [(1, "a", "x", "U", 1), (1, None, "y", "U", 2), (1, None, None, "U", 3)])
     assert project.rows("dim") == [(1, "a", "y", 1, None)]
     time.sleep(2.2)
     run_batches(project, [(1, "b", None, "U", 5)])
-    assert [row[1] for row in project.rows("dim__cdc_state")] == [1, 3, 5]
+    assert [row[1] for row in project.rows("dim__cdc_state")] == [1, 2, 3, 5]
+    time.sleep(2.2)
     run_batches(project, [(1, "c", None, "U", 6)])
+    assert [row[1] for row in project.rows("dim__cdc_state")] == [1, 3, 5, 6]
     assert project.rows("dim") == sort_rows([(1, "a", "y", 1, 5), (1, "b", "y", 5, 6), (1, "c", "y", 6, None)])
+
+
+def test_compaction_keeps_the_event_a_recent_partial_event_takes_its_values_from(project: CdcProject) -> None:
+    """Event 2 (city only) is old when event 3 (name only) arrives, and sits inside the stretch,
+    but event 3 is stored unfilled and takes its city from event 2 in every later run: event 2
+    stays while event 3 is recent. (Compacted away, event 3 took event 1's city: the closed row
+    said `x` where it had said `y`.)"""
+    _dim(project, tombstone_retention=3, ignore_null_updates=True, track_history_column_list=["name"])
+    run_batches(project, [(1, "a", "x", "U", 1), (1, None, "y", "U", 2)])
+    time.sleep(3.2)
+    run_batches(project, [(1, "a", None, "U", 3)])
+    assert project.rows("dim") == [(1, "a", "y", 1, None)]
+    run_batches(project, [(1, "b", None, "U", 5)])
+    assert project.rows("dim") == sort_rows([(1, "a", "y", 1, 5), (1, "b", "y", 5, None)])
 
 
 def test_new_column_is_ignored(project: CdcProject) -> None:

@@ -45,6 +45,12 @@
 {%- endmacro %}
 
 
+{% macro seq_tie(a, b, n) -%}
+  {#- True when sequences `a` and `b` are both present and equal. -#}
+  ({{ auto_cdc.seq_first(b, n) }} is not null and {{ auto_cdc.seq_cmp(a, b, n, '=') }})
+{%- endmacro %}
+
+
 {% macro seq_greatest(a, b, n, out) -%}
   {#- Select list: the greater of sequences `a` and `b` (either may be absent) as `out`. -#}
   {%- set a_names = auto_cdc.seq_names(a, n) -%}

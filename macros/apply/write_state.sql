@@ -73,16 +73,18 @@
 {%- endmacro %}
 
 
-{#- SCD2: the batch's events are added (a redelivered one replaces its stored copy). Events that
-    arrived longer than tombstone_retention ago are compacted: only those that still shape a row
-    stay (a stretch's first and last event, a delete that closes a stretch), with their values fixed
-    (partial updates). Stored events that stay as they are are not rewritten, so an in-order
-    batch writes only its own events. -#}
+{#- SCD2: the batch's events are added (a redelivered one that differs replaces its stored copy).
+    Events that arrived longer than tombstone_retention ago are compacted: only those that still
+    shape a row stay (a stretch's first and last event, a delete that closes a stretch; with
+    partial updates also the event a more recent one takes its unwritten values from), with their
+    values fixed (partial updates). Stored events that stay as they are are not rewritten, so an
+    in-order batch writes only its own events. -#}
 
 {% macro scd2_event_kept(arg_dict) -%}
   {#- Over the history `h`: is the event kept, and is a kept stored event rewritten (fixed)? -#}
   {%- set horizon = auto_cdc.seconds_ago(arg_dict.cfg.tombstone_retention, arg_dict.cfg.now) -%}
-  {%- set kept -%}(h.__cdc_arrived_at >= {{ horizon }} or h.__cdc_stretch_head = 1 or h.__cdc_stretch_tail or h.__cdc_closes_stretch){%- endset -%}
+  {%- set kept -%}(h.__cdc_arrived_at >= {{ horizon }} or h.__cdc_stretch_head = 1 or h.__cdc_stretch_tail or h.__cdc_closes_stretch
+    {%- if arg_dict.cfg.partial %} or h.__cdc_feeds_recent{% endif %}){%- endset -%}
   {%- set refixed -%}{% if arg_dict.cfg.partial %}(h.__cdc_arrived_at < {{ horizon }}){% else %}false{% endif %}{%- endset -%}
   {{ return({'kept': kept, 'refixed': refixed, 'horizon': horizon}) }}
 {%- endmacro %}

@@ -13,7 +13,7 @@
 {% macro recorded_metrics_sql(arg_dict) -%}
   {#- The metrics this run recorded in its row of the run history (record_run_sql), read back
       after its writes (apply_writes' result_sql). -#}
-  select num_upserted_rows, num_deleted_rows from {{ arg_dict.runs }}
+  select num_upserted_rows, num_deleted_rows, num_differing_redeliveries, differing_redelivery from {{ arg_dict.runs }}
   where invocation_id = {{ auto_cdc.string_literal(invocation_id) }} order by run_id desc limit 1
 {%- endmacro %}
 
@@ -22,7 +22,22 @@
       a full refresh replaces every row of the old target, so those count as deleted (with or
       without a change feed, which records them as deletes): metrics and change feed always
       agree. -#}
+  {%- do auto_cdc.warn_differing_redeliveries(arg_dict.cfg, recorded[0][2] | int, recorded[0][3]) -%}
   {{ return({'n_events': arg_dict.shape.n_events, 'num_upserted_rows': recorded[0][0] | int, 'num_deleted_rows': recorded[0][1] | int}) }}
+{%- endmacro %}
+
+
+{% macro warn_differing_redeliveries(cfg, count, example) -%}
+  {#- A redelivery replaces the event stored at its key and sequence (replays are harmless);
+      one with other contents is a second event at one sequence, which one run over both (a
+      full refresh) refuses as a conflicting duplicate. -#}
+  {%- if count > 0 -%}
+    {%- set tie_breaker = cfg.checkpoint_column or '<load time or log offset>' -%}
+    {%- do auto_cdc.model_warning(cfg.model_name, count ~ " event(s) of this run were delivered before with other contents at the same key and"
+        ~ " sequence (e.g. " ~ example ~ "): each replaced the one stored, as a redelivery does. One run over both deliveries"
+        ~ " (`dbt run --full-refresh`) fails on them as conflicting duplicates. If both are real changes, break the tie in `sequence_by`"
+        ~ " (e.g. sequence_by=['" ~ (cfg.sequence_labels + [tie_breaker]) | join("', '") ~ "']); if the newer corrects the older, remove the older from the source.") -%}
+  {%- endif -%}
 {%- endmacro %}
 
 
@@ -54,9 +69,42 @@
     {%- endif %}
     {{ auto_cdc.seq_names('__cdc_watermark', n) | join(', ') }},
     {{ auto_cdc.string_literal(tojson(cfg.state_config)) }},
-    {{ auto_cdc.string_literal(tojson(arg_dict.flows)) if arg_dict.flows else 'null' }}
+    {{ auto_cdc.string_literal(tojson(arg_dict.flows)) if arg_dict.flows else 'null' }},
+    redelivered.num_differing_redeliveries,
+    redelivered.differing_redelivery
   from watermark
   cross join ({{ auto_cdc.change_counts_sql(arg_dict.changes) }}) as counts
+  cross join ({{ auto_cdc.differing_redeliveries_sql(arg_dict) }}) as redelivered
+{%- endmacro %}
+
+
+{% macro differing_redeliveries_sql(arg_dict) -%}
+  {#- One row: at how many keys and sequences the run's events replaced a different event
+      stored there (resolve: SCD1 `__cdc_replaced_seq`, SCD2 and bitemporal `__cdc_replaced`),
+      and one of them as text ("id=3 at seq=7"). Snapshot versions are never redelivered. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- if cfg.snapshot -%}
+    select cast(0 as {{ dbt.type_bigint() }}) as num_differing_redeliveries, cast(null as {{ dbt.type_string() }}) as differing_redelivery
+  {%- else -%}
+    {%- set n = cfg.seq_parts -%}
+    {%- set seq = '__cdc_replaced_seq' if cfg.scd_type == '1' else '__cdc_seq' -%}
+    {%- set parts = [] -%}
+    {%- for key in cfg.key_columns -%}
+      {%- do parts.append(auto_cdc.string_literal(key ~ '=') ~ ' || cast(' ~ auto_cdc.quote_identifier(key) ~ ' as ' ~ dbt.type_string() ~ ')') -%}
+    {%- endfor -%}
+    {%- for name in auto_cdc.seq_names(seq, n) -%}
+      {%- do parts.append(auto_cdc.string_literal(('' if loop.first else ', ') ~ cfg.sequence_labels[loop.index0] ~ '=')
+                          ~ ' || cast(' ~ name ~ ' as ' ~ dbt.type_string() ~ ')') -%}
+    {%- endfor -%}
+    select count(*) as num_differing_redeliveries, min(__cdc_example) as differing_redelivery
+    from (
+      {#- Bitemporal: the history holds each event once per system time it is seen at. #}
+      select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names(seq, n) | join(', ') }},
+        {{ parts[:cfg.key_columns | length] | join(" || ', ' || ") }} || ' at ' || {{ parts[cfg.key_columns | length:] | join(' || ') }} as __cdc_example
+      from {{ arg_dict.changes if cfg.scd_type == '1' else arg_dict.history }}
+      where {{ auto_cdc.seq_first('__cdc_replaced_seq', n) ~ ' is not null' if cfg.scd_type == '1' else '__cdc_replaced' }}
+    ) as replaced
+  {%- endif -%}
 {%- endmacro %}
 
 

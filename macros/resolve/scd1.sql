@@ -200,6 +200,29 @@
     case when {{ tombstone_live }} then
       case when {{ auto_cdc.seq_cmp('__cdc_batch_delete_seq', '__cdc_stored_delete_seq', n, '>') }} then {{ cfg.now }}
       else __cdc_stored_deleted_at end
-    end as __cdc_deleted_at
+    end as __cdc_deleted_at,
+    {{ auto_cdc.scd1_replaced_seq_sql(cfg) }}
   from resolved
+{%- endmacro %}
+
+
+{% macro scd1_replaced_seq_sql(cfg) -%}
+  {#- Select list `__cdc_replaced_seq`: the sequence of a redelivered event that replaced a
+      different one the state holds at that sequence (the run warns: record_run_sql), else NULL.
+      Compared with what the state keeps: the row's last upsert (with partial updates, each
+      column's last write) and a live tombstone. -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- set cases = [] -%}
+  {%- for column in cfg.value_columns -%}
+    {%- set c = auto_cdc.scd1_column_names(cfg, loop.index) -%}
+    {%- do cases.append((auto_cdc.seq_tie(c.batch_seq, c.stored_seq, n) ~ ' and __cdc_was_present and '
+                         ~ auto_cdc.compared(cfg, column, c.batch_value) ~ ' is distinct from ' ~ auto_cdc.compared(cfg, column, c.current_value),
+                         auto_cdc.seq_names(c.batch_seq, n))) -%}
+  {%- endfor -%}
+  {%- do cases.append((auto_cdc.seq_tie('__cdc_batch_delete_seq', '__cdc_stored_upsert_seq', n), auto_cdc.seq_names('__cdc_batch_delete_seq', n))) -%}
+  {%- do cases.append((auto_cdc.seq_tie('__cdc_batch_upsert_seq', '__cdc_stored_delete_seq', n), auto_cdc.seq_names('__cdc_batch_upsert_seq', n))) -%}
+  {%- for part in auto_cdc.seq_names('__cdc_replaced_seq', n) -%}
+    {%- set i = loop.index0 -%}
+    case{% for condition, seq in cases %} when {{ condition }} then {{ seq[i] }}{% endfor %} end as {{ part }}{{ ',\n    ' if not loop.last }}
+  {%- endfor -%}
 {%- endmacro %}

@@ -20,14 +20,33 @@
   {{ auto_cdc.scd2_batch_ctes(cfg, arg_dict) }}
 
   all_events as (
-    {#- A redelivered event (same key and sequence) replaces the stored one. __cdc_new tells
-        the batch's events from the stored ones, so only what changed is written back. -#}
-    select new_events.*, true as __cdc_new from new_events
-    union all
-    select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, arg_dict.known_columns), 'e.') }}, false as __cdc_new
-    from {{ arg_dict.state }} as e
-    where exists (select 1 from touched as t where {{ auto_cdc.keys_match(cfg.key_columns, 't', 'e') }})
-      and not exists (select 1 from new_events as n where {{ auto_cdc.keys_match(auto_cdc.event_identity(cfg), 'n', 'e') }})
+    {#- The batch's events and the touched keys' stored ones. __cdc_new tells them apart, so only
+        what changed is written back. A redelivered event (its key and sequence stored already)
+        that writes nothing the stored copy lacks (a checkpoint read again, a replay) leaves the
+        stored copy, which compaction may have filled in; one that differs replaces it
+        (`__cdc_replaced`: the run warns, record_run_sql). -#}
+    {%- set identity = auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) %}
+    {%- set compared = auto_cdc.compared_with_stored_sql(cfg, arg_dict.known_columns, 'over (partition by ' ~ identity ~ ' order by __cdc_new)',
+                                                         none if cfg.system_expr else auto_cdc.scd2_event_kept(arg_dict).horizon) %}
+    select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, arg_dict.known_columns)) }}, __cdc_new,
+      __cdc_new and __cdc_copies > 1 and not __cdc_same as __cdc_replaced
+    from (
+      select *, max(case when __cdc_new and __cdc_copies > 1 and __cdc_same and not __cdc_adds then 1 else 0 end)
+        over (partition by {{ identity }}) as __cdc_keeps_stored
+      from (
+        select c.*, count(*) over (partition by {{ identity }}) as __cdc_copies,
+          {{ compared.same }} as __cdc_same,
+          {{ compared.adds }} as __cdc_adds
+        from (
+          select new_events.*, true as __cdc_new from new_events
+          union all
+          select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, arg_dict.known_columns), 'e.') }}, false as __cdc_new
+          from {{ arg_dict.state }} as e
+          where exists (select 1 from touched as t where {{ auto_cdc.keys_match(cfg.key_columns, 't', 'e') }})
+        ) as c
+      ) as paired
+    ) as judged
+    where __cdc_copies = 1 or __cdc_new <> (__cdc_keeps_stored = 1)
   ),
 
   {%- if cfg.system_expr %}
@@ -40,7 +59,7 @@
         one business sequence seen at several system times, the latest counts (a correction). #}
     select {{ keys }}, __cdc_asof, {{ seq_list }}, __cdc_op
       {%- for column in columns %}, {{ auto_cdc.quote_identifier(column) }}{% endfor %}
-      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new
+      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new, __cdc_replaced
     from (
       select t.__cdc_asof, e.*,
         row_number() over (partition by {{ auto_cdc.quoted_list(cfg.key_columns, 'e.') }}, t.__cdc_asof, {{ auto_cdc.seq_names('e.__cdc_seq', n) | join(', ') }}
@@ -54,7 +73,7 @@
   {%- set seen_at -%}{{ keys }}, __cdc_asof{%- endset %}
   {{ auto_cdc.scd2_runs_sql(cfg, 'as_known', seen_at, arg_dict.known_columns) }}
   {%- else %}
-  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, arg_dict.known_columns) }}
+  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, arg_dict.known_columns, auto_cdc.scd2_event_kept(arg_dict).horizon) }}
   {%- endif %}
 {%- endmacro %}
 
@@ -98,6 +117,36 @@
 {%- endmacro %}
 
 
+{% macro compared_with_stored_sql(cfg, known_columns, stored_first, horizon) -%}
+  {#- SQL conditions on an event of a key and sequence whose stored copy is the first row of the
+      window `stored_first`. `same`: it writes nothing different from the stored copy: the same
+      kind and, per column it writes, the stored copy wrote the same value; a column it does not
+      write, the stored copy did not write either, unless it arrived before `horizon`
+      (compaction fills a kept event's values in; none: never). `adds`: it carries a column
+      appended since the stored copy was stored (its value is new, not different). -#}
+  {%- set stored -%}first_value(__EXPR__) {{ stored_first }}{%- endset -%}
+  {%- set same = ["__cdc_op = " ~ stored | replace('__EXPR__', '__cdc_op')] -%}
+  {%- set adds = ['false'] -%}
+  {%- for column in cfg.value_columns -%}
+    {%- set value = auto_cdc.comparable(cfg, column) -%}
+    {%- set equal = 'not (' ~ value ~ ' is distinct from ' ~ stored | replace('__EXPR__', value) ~ ')' -%}
+    {%- if cfg.partial -%}
+      {%- set flag = auto_cdc.event_flag(column) -%}
+      {%- set stored_wrote = 'coalesce(' ~ stored | replace('__EXPR__', flag) ~ ', false)' -%}
+      {%- set equal = 'case when ' ~ flag ~ ' then ' ~ stored_wrote ~ ' and ' ~ equal ~ ' else not ' ~ stored_wrote
+                      ~ ((' or ' ~ stored | replace('__EXPR__', '__cdc_arrived_at') ~ ' < ' ~ horizon) if horizon else '') ~ ' end' -%}
+    {%- endif -%}
+    {%- if column in known_columns -%}
+      {%- set stored_knew = 'coalesce(' ~ stored | replace('__EXPR__', auto_cdc.event_known(column)) ~ ', false)' -%}
+      {%- set equal = 'not ' ~ stored_knew ~ ' or ' ~ equal -%}
+      {%- do adds.append('not ' ~ stored_knew) -%}
+    {%- endif -%}
+    {%- do same.append("(__cdc_op = 'delete' or " ~ equal ~ ")") -%}
+  {%- endfor -%}
+  {{ return({'same': '(' ~ (same | join('\n            and ')) ~ ')', 'adds': '(' ~ (adds | join(' or ')) ~ ')'}) }}
+{%- endmacro %}
+
+
 {% macro scd2_batch_ctes(cfg, arg_dict) -%}
   {#- CTEs `new_events` (the batch's events, as stored) and `touched` (their keys), each with its comma. -#}
   new_events as (
@@ -132,12 +181,12 @@
 {%- endmacro %}
 
 
-{% macro scd2_runs_sql(cfg, source, partition, known_columns) -%}
+{% macro scd2_runs_sql(cfg, source, partition, known_columns, horizon=none) -%}
   {#- The CTEs (after a WITH that defines `source`) and the final select that place each event of
       `source` in its stretch. `partition`: the quoted columns one history belongs to (the keys; for
       bitemporal also the system time it is seen at). `source` has those columns, the sequence
       parts, __cdc_op, the written columns, the partial-update flags, __cdc_arrived_at and
-      __cdc_new. -#}
+      __cdc_new. `horizon`: where SCD2 compacts events (scd2_filled_ctes). -#}
   {%- set n = cfg.seq_parts -%}
   {%- set seqs = auto_cdc.seq_names('__cdc_seq', n) -%}
   {%- set seq_list = seqs | join(', ') -%}
@@ -147,7 +196,7 @@
   {%- set per_key -%}partition by {{ partition }} order by {{ seq_list }}{%- endset -%}
   {%- set stretch_window -%}(partition by {{ partition }}, __cdc_stretch order by {{ seq_list }}){%- endset -%}
   {%- set running -%}{{ per_key }} rows between unbounded preceding and current row{%- endset -%}
-  {{ auto_cdc.scd2_filled_ctes(cfg, source, partition, flags) }}
+  {{ auto_cdc.scd2_filled_ctes(cfg, source, partition, flags, horizon) }}
 
   marked as (
     select *,
@@ -192,10 +241,13 @@
 {%- endmacro %}
 
 
-{% macro scd2_filled_ctes(cfg, source, partition, flags) -%}
+{% macro scd2_filled_ctes(cfg, source, partition, flags, horizon=none) -%}
   {#- CTEs ending in `filled`: the events of `source` with partial values filled in. Per column,
       a group starts at each event that writes it (or at a delete, which resets it to NULL);
-      the rest of the group takes that value: the chronologically preceding one. -#}
+      the rest of the group takes that value: the chronologically preceding one. With a
+      compaction `horizon`, `__cdc_feeds_recent`: the event starts a group holding an event that
+      arrived since, which is stored with its values unfilled and is filled from it again by
+      every later run, so it must stay (scd2_event_kept). -#}
   {%- set seq_list = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) | join(', ') -%}
   {%- if not cfg.partial %}
   filled as (
@@ -217,7 +269,13 @@
       case when __cdc_op = 'upsert' then first_value(case when {{ flags[loop.index0] }} then {{ auto_cdc.quote_identifier(column) }} end)
         over (partition by {{ partition }}, __cdc_group_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
       {%- endfor %}
-      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new
+      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new, __cdc_replaced
+      {%- if horizon %},
+      {%- for column in cfg.value_columns %}
+      {{ 'or ' if not loop.first }}((__cdc_op = 'delete' or {{ flags[loop.index0] }})
+        and max(case when __cdc_arrived_at >= {{ horizon }} then 1 else 0 end) over (partition by {{ partition }}, __cdc_group_{{ loop.index }}) = 1)
+      {%- endfor %} as __cdc_feeds_recent
+      {%- endif %}
     from grouped
   ),
   {%- endif %}

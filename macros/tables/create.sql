@@ -73,14 +73,17 @@
 {% macro runs_column_names(cfg) -%}
   {#- The run history's columns, in order (runs_columns_sql gives their types). -#}
   {{ return(['run_id', 'invocation_id', 'applied_at', 'full_refresh', 'num_events', 'num_upserted_rows', 'num_deleted_rows',
-             'checkpoint_column', 'checkpoint_value'] + auto_cdc.seq_names('truncate_seq', cfg.seq_parts) + ['config', 'flows']) }}
+             'checkpoint_column', 'checkpoint_value'] + auto_cdc.seq_names('truncate_seq', cfg.seq_parts)
+            + ['config', 'flows'] + auto_cdc.runs_added_columns() | map(attribute='name') | list) }}
 {%- endmacro %}
 
 
 {% macro runs_columns_sql(cfg) -%}
   {#- The run history: one row per applied run, with the table-wide facts (checkpoint, truncate
-      watermark), the configuration it ran with and, for a model with flows, each flow's own
-      checkpoint (JSON). -#}
+      watermark), the configuration it ran with, for a model with flows each flow's own
+      checkpoint (JSON), and the events it read that replaced a different stored event at their
+      key and sequence (how many, and one of them). Columns added later are last: an older
+      run history gains them in place (upgrade_runs_table). -#}
   cast(0 as {{ dbt.type_bigint() }}) as run_id,
   cast(null as {{ dbt.type_string() }}) as invocation_id,
   {{ dbt.current_timestamp() }} as applied_at,
@@ -93,6 +96,17 @@
   {{ auto_cdc.seq_select('__cdc_seq', 'truncate_seq', cfg.seq_parts) }},
   cast(null as {{ dbt.type_string() }}) as config,
   cast(null as {{ dbt.type_string() }}) as flows
+  {%- for column in auto_cdc.runs_added_columns() %},
+  cast(null as {{ column.data_type }}) as {{ column.name }}
+  {%- endfor %}
+{%- endmacro %}
+
+
+{% macro runs_added_columns() -%}
+  {#- The run history's columns added since its first layout, as {name, data_type}: an older
+      run history gains them, NULL in its earlier rows (upgrade_runs_table). -#}
+  {{ return([{'name': 'num_differing_redeliveries', 'data_type': dbt.type_bigint()},
+             {'name': 'differing_redelivery', 'data_type': dbt.type_string()}]) }}
 {%- endmacro %}
 
 

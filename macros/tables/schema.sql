@@ -59,6 +59,7 @@
 
   {#- Types first, on the columns the tables already have. -#}
   {%- set after = auto_cdc.reconcile_column_types(cfg, tables, batch_columns, writes) -%}
+  {%- do auto_cdc.upgrade_runs_table(cdc_tables.runs, after.runs, writes) -%}
   {%- set change = {'appended': [], 'ignored': [], 'tables': after} -%}
   {%- if not new_columns -%}{{ return(change) }}{%- endif -%}
 
@@ -90,6 +91,19 @@
     {%- do change.update({'ignored': new_columns}) -%}
   {%- endif -%}
   {{ return(change) }}
+{%- endmacro %}
+
+
+{% macro upgrade_runs_table(runs, columns, writes) -%}
+  {#- A run history built by an earlier version of the package gains the columns added since
+      (runs_added_columns), NULL in its earlier rows, among the run's writes. `columns`: its
+      columns as the run's writes leave them (extended). -#}
+  {%- set names = columns | map(attribute='name') | map('lower') | list -%}
+  {%- set missing = auto_cdc.runs_added_columns() | rejectattr('name', 'in', names) | list -%}
+  {%- if missing -%}
+    {%- do writes.extend(auto_cdc.add_columns_sql(runs, missing)) -%}
+    {%- do columns.extend(missing) -%}
+  {%- endif -%}
 {%- endmacro %}
 
 

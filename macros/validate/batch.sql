@@ -94,12 +94,12 @@
   {#- Two events for one key and sequence (bitemporal: and system sequence) are one event when
       they agree on what the target and the state keep of them: their kind and, per written
       column, whether they write it and the value they write. Anything else (an ingestion
-      time, a column left out of the target) may differ. A real conflict is named with an
-      example key and the columns that differ. -#}
-  {%- set identity_sql = [auto_cdc.quoted_list(auto_cdc.event_identity(cfg))] -%}
+      time, a column left out of the target) may differ. A real conflict is named with how many
+      keys and sequences have one, and the events of the first: what they hold where they differ. -#}
+  {%- set identity = auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) -%}
   {%- set query -%}
     with events as (
-      select distinct {{ identity_sql | join(', ') }}, __cdc_op
+      select distinct {{ identity }}, __cdc_op
         {%- for column in cfg.value_columns %}
         {%- set writes = auto_cdc.writes_column(cfg, column) %},
         case when {{ writes }} then {{ auto_cdc.comparable(cfg, column) }} end as __cdc_v{{ loop.index }}
@@ -108,41 +108,52 @@
       from {{ batch_relation }}
       where __cdc_op <> 'truncate'
     ),
-    conflict as (
-      select {{ identity_sql | join(', ') }} from events
-      group by {{ identity_sql | join(', ') }}
-      having count(*) > 1
-      order by {{ identity_sql | join(', ') }}
-      limit 1
+    conflicts as (
+      select {{ identity }} from events group by {{ identity }} having count(*) > 1
+    ),
+    first_conflict as (
+      select * from conflicts order by {{ identity }} limit 1
     )
-    select {{ auto_cdc.quoted_list(cfg.key_columns, 'c.') }}, {{ auto_cdc.seq_names('c.__cdc_seq', cfg.seq_parts) | join(', ') }}
-      {%- if cfg.system_expr %}, c.__cdc_sys{% endif %},
-      count(distinct e.__cdc_op) > 1 as __cdc_op_differs
-      {%- for column in cfg.value_columns %},
-      count(distinct e.__cdc_v{{ loop.index }}) + max(case when e.__cdc_v{{ loop.index }} is null then 1 else 0 end) > 1
-        {%- if cfg.columns_to_update %} or count(distinct e.__cdc_w{{ loop.index }}) > 1{% endif %} as __cdc_differs_{{ loop.index }}
-      {%- endfor %}
-    from conflict as c
-    join events as e on {{ auto_cdc.keys_match(cfg.key_columns, 'c', 'e') }}
-      and {{ auto_cdc.seq_row('__cdc_seq', cfg.seq_parts, 'c') }} = {{ auto_cdc.seq_row('__cdc_seq', cfg.seq_parts, 'e') }}
-      {%- if cfg.system_expr %} and c.__cdc_sys = e.__cdc_sys{% endif %}
-    group by {{ auto_cdc.quoted_list(cfg.key_columns, 'c.') }}, {{ auto_cdc.seq_names('c.__cdc_seq', cfg.seq_parts) | join(', ') }}
-      {%- if cfg.system_expr %}, c.__cdc_sys{% endif %}
+    select (select count(*) from conflicts) as __cdc_conflicts, e.*
+    from first_conflict as c
+    join events as e on {{ auto_cdc.keys_match(auto_cdc.event_identity(cfg), 'c', 'e') }}
+    order by e.__cdc_op {%- for column in cfg.value_columns %}, e.__cdc_v{{ loop.index }} nulls first{% endfor %}
   {%- endset -%}
   {%- set rows = run_query(query).rows -%}
   {%- if rows | length == 0 -%}{{ return([]) }}{%- endif -%}
-  {%- set row = rows[0] -%}
   {%- set labels = cfg.key_columns + cfg.sequence_labels + (['system_sequence_by'] if cfg.system_expr else []) -%}
   {%- set example = [] -%}
-  {%- for label in labels -%}{%- do example.append(label ~ '=' ~ row[loop.index0]) -%}{%- endfor -%}
-  {%- set differing = ['the kind of event (upsert or delete)'] if row['__cdc_op_differs'] else [] -%}
+  {%- for label in labels -%}{%- do example.append(label ~ '=' ~ rows[0][loop.index]) -%}{%- endfor -%}
+  {#- Where the events differ: the kind, and per column its value or whether it is written. -#}
+  {%- set differing = [] -%}
+  {%- set shown = [] -%}
+  {%- set ops = [] -%}
+  {%- for row in rows if row['__cdc_op'] != rows[0]['__cdc_op'] -%}{%- do ops.append(row['__cdc_op']) -%}{%- endfor -%}
+  {%- if ops -%}{%- do differing.append('the kind of event (upsert or delete)') -%}{%- endif -%}
   {%- for column in cfg.value_columns -%}
-    {%- if row['__cdc_differs_' ~ loop.index] -%}{%- do differing.append(column) -%}{%- endif -%}
+    {%- set i = loop.index -%}
+    {%- set values = [] -%}
+    {%- for row in rows -%}{%- do values.append((row['__cdc_v' ~ i] | string) ~ '|' ~ (row['__cdc_w' ~ i] if cfg.columns_to_update else '')) -%}{%- endfor -%}
+    {%- if values | reject('equalto', values[0]) | list -%}{%- do differing.append(column) -%}{%- do shown.append((column, i)) -%}{%- endif -%}
   {%- endfor -%}
-  {{ return(["two or more different events have the same key and sequence (for example " ~ (example | join(', '))
-      ~ "; they differ in: " ~ (differing | join(', ')) ~ "), so their order is undefined. Add a tie-breaking column to `sequence_by`, e.g. sequence_by=['"
-      ~ ((cfg.sequence_columns or ['<sequence>'])[0]) ~ "', '<tie breaker>'], or remove the duplicates in the model query."
-      ~ " (Events that agree on everything the target keeps are one event, whatever else differs.)"]) }}
+  {%- set events = [] -%}
+  {%- for row in rows -%}
+    {%- set parts = [] -%}
+    {%- for column, i in shown if row['__cdc_op'] == 'upsert' -%}
+      {%- set value = row['__cdc_v' ~ i] -%}
+      {%- do parts.append(column ~ (' not written' if cfg.columns_to_update and row['__cdc_w' ~ i] == 0
+                                    else '=' ~ ('NULL' if value is none else "'" ~ value ~ "'"))) -%}
+    {%- endfor -%}
+    {%- do events.append(row['__cdc_op'] ~ ((' ' ~ parts | join(', ')) if parts else '')) -%}
+  {%- endfor -%}
+  {%- set tie_breaker = cfg.checkpoint_column or '<load time or log offset>' -%}
+  {{ return([rows[0]['__cdc_conflicts'] ~ " key(s) have two or more different events at the same sequence, so their order is undefined;"
+      ~ " for example " ~ (example | join(', ')) ~ ": they differ in: " ~ (differing | join(', ')) ~ " (" ~ (events | join('; ')) ~ ")."
+      ~ " Runs that read such events one at a time applied the later one (a redelivery replaces the event stored at its key and"
+      ~ " sequence, with a warning); one run over both, as a full refresh is, cannot order them. If they are separate changes, add a"
+      ~ " column that orders them to `sequence_by` (e.g. sequence_by=['" ~ (cfg.sequence_labels + [tie_breaker]) | join("', '")
+      ~ "']); if one is a stale copy, filter it out in the model query. (Events that agree on everything the target keeps are one"
+      ~ " event, whatever else differs.)"]) }}
 {%- endmacro %}
 
 
