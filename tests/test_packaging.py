@@ -137,3 +137,14 @@ def test_the_readme_names_every_adapter_hook() -> None:
     assert "capabilities" in hooks
     missing = sorted(hook for hook in hooks if f"`{hook}`" not in section and f"__{hook}()`" not in section)
     assert not missing, f"not in the README's 'Another adapter': {missing}"
+
+
+def test_the_readme_change_feed_consumer_is_the_example_projects_model() -> None:
+    """README, "Change feed", shows integration_tests/models/users_per_city.sql (which
+    test_change_feed.py runs on every adapter), but for its comments and layout."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Change feed") :]
+    shown = re.search(r"```sql\n(.*?)```", section, re.S)[1]
+    model = (ROOT / "integration_tests" / "models" / "users_per_city.sql").read_text()
+    code = "\n".join(line for line in model.splitlines() if not line.startswith("--"))
+    assert re.sub(r"\s+", "", shown) == re.sub(r"\s+", "", code)
