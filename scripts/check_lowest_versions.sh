@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 venv="$(mktemp -d)/lowest"
 trap 'rm -rf "$(dirname "$venv")"' EXIT
 python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" \
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[duckdb,postgres,dev]" \
   "dbt-core~=1.10.0" "dbt-duckdb~=1.10.0" "dbt-postgres~=1.10.0" "duckdb~=1.4.0"
 "$venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null | grep -Ei '^(dbt-core|dbt-duckdb|dbt-postgres|duckdb) '
 # Without the Spark tier, which pins dbt-spark 1.11 (and with it dbt-adapters 1.24 or newer), and

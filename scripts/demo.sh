@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 -m pip install --quiet --disable-pip-version-check -e . -c scripts/constraints.txt
+python3 -m pip install --quiet --disable-pip-version-check -e ".[duckdb]" -c scripts/constraints.txt
 
 cd integration_tests
 export AUTO_CDC_DUCKDB_PATH="${AUTO_CDC_DUCKDB_PATH:-$(mktemp -d)/auto_cdc_demo.duckdb}"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test on DuckDB and PostgreSQL, the Spark tier (tests marked `spark`) on a local
 # Spark with Iceberg tables, and the v2 tier (tests marked `dbt_v2`) on DuckDB under dbt v2.
-# Installs what is missing: the Python packages (with the development, Debezium and Spark extras;
-# dbt v2's CLI comes with dbt-core 1.12.0) and, through apt when run as root, the PostgreSQL
+# Installs what is missing: the Python packages (the duckdb, postgres and spark extras, and the
+# development ones, dev and dev-debezium, with the pins of scripts/constraints.txt; dbt v2's CLI
+# comes with dbt-core 1.12.0) and, through apt when run as root, the PostgreSQL
 # server, Java 17 (Spark, and real Debezium in tests/debezium_capture.py) and npm (which fetches
 # dbt v2's DuckDB driver, tests/v2_env.py). The tests start private PostgreSQL servers and a
 # Spark session themselves and stop them when they end.
@@ -13,7 +14,8 @@ cd "$(dirname "$0")/.."
 
 spark_tier=$([ "${AUTO_CDC_SPARK:-1}" != "0" ] && echo 1 || echo 0)
 v2_tier=$([ "${AUTO_CDC_V2:-1}" != "0" ] && echo 1 || echo 0)
-extras=$([ "$spark_tier" = 1 ] && echo "dev,debezium,spark" || echo "dev,debezium")
+extras="duckdb,postgres,dev,dev-debezium"
+if [ "$spark_tier" = 1 ]; then extras="$extras,spark"; fi
 python3 -m pip install --quiet --disable-pip-version-check -e ".[$extras]" -c scripts/constraints.txt
 
 apt_install() {

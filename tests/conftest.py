@@ -58,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "on_spark: a Spark case (set by conftest; `-m on_spark` runs the tier alone)")
     config.addinivalue_line("markers", "on_v2: a dbt v2 case (set by conftest; `-m on_v2` runs the tier alone)")
     config.addinivalue_line(
-        "markers", "spark_packages: needs pyspark, not a Spark session: left out with the Spark tier"
+        "markers", "spark_packages: needs the spark extra, not the suite's Spark session: left out with the Spark tier"
     )
 
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_property import SETTINGS, split_feeds
 
-from harness import CdcProject, RunOutcome, derived_name
+from harness import REPO_ROOT, CdcProject, RunOutcome, derived_name
 from scenarios import (
     CITY_EVENTS,
     CONFIG,
@@ -29,7 +29,16 @@ from scenarios import (
     fails,
     load_snapshot,
 )
-from spec_data import COMPANY_COLUMNS, COMPANY_CONFIG, COMPANY_EVENTS, SPEC_7_6
+from spec_data import (
+    COMPANY_COLUMNS,
+    COMPANY_CONFIG,
+    COMPANY_EVENTS,
+    FEED_MODEL,
+    SPEC_7_6,
+    USERS_CDF,
+    USERS_COLUMNS,
+    USERS_CONFIG,
+)
 
 pytestmark = [pytest.mark.dbt_v2, pytest.mark.spark]  # on DuckDB under dbt v2 and on Spark too
 
@@ -39,6 +48,8 @@ CONSUMER = (
     "{{ config(materialized='incremental', file_format='iceberg') }}\n"
     "select id, _change_type, _run_id from ({{ auto_cdc.changes(ref('dim')) }}) as c\n"
 )
+# The README's consumer ("Change feed"): the example project's model, as it is written there.
+USERS_PER_CITY = REPO_ROOT / "integration_tests" / "models" / "users_per_city.sql"
 
 
 def _changes(project: CdcProject, model: str, run_id: int | None = None) -> list[tuple[Any, ...]]:
@@ -255,6 +266,23 @@ def test_bitemporal_changes_replay_spec_7_6_in_four_runs(project: CdcProject) ->
         _run_and_check(project, "companies")
     assert project.rows("companies") == SPEC_7_6
     assert _replay_all(project, "companies") == Counter(SPEC_7_6)
+
+
+def test_the_readme_consumer_keeps_one_exact_row_per_city(project: CdcProject) -> None:
+    """The README's consumer, users_per_city, over two runs: one row per city, each the count
+    the table has. A city the second run changes is updated in place: dbt-spark's default
+    incremental strategy (append) ignores unique_key and would add a second row for it."""
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users_tracked", FEED_MODEL, **{**USERS_CONFIG, **FEED})
+    project.write("models/users_per_city.sql", USERS_PER_CITY.read_text())
+    seen: set[str] = set()
+    for batch in (USERS_CDF[:4], USERS_CDF[4:]):  # the second run moves users out of Monterrey and Tijuana
+        project.replace_rows("users_cdf", batch)
+        project.run()
+        users = Counter(city for _, _, city in project.rows("users_tracked"))
+        seen |= set(users)  # a city whose users all left keeps its row, with 0
+        per_city = project.query(f"select city, users from {project.relation('users_per_city')}")
+        assert sorted(per_city) == sorted((city, users[city]) for city in seen)
 
 
 @pytest.mark.not_on_spark("configuration rules, checked before any SQL runs: the same on every adapter")

@@ -10,12 +10,13 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from harness import CdcProject, derived_name
+from harness import REPO_ROOT, CdcProject, derived_name
 
 pytestmark = pytest.mark.dbt_v2  # under dbt v2 too
 
@@ -413,3 +414,40 @@ def test_spark_refuses_the_macro_before_writing(project: CdcProject) -> None:
     assert not outcome.success
     assert "auto_cdc.debezium(" in outcome.error and "is not supported on spark yet" in outcome.error, outcome.error
     assert not project.exists("customers")
+
+
+def test_the_readmes_sample_records_apply(project: CdcProject) -> None:
+    """README, "From Debezium": its sample record of each connector, landed as it says (the
+    value's top-level fields as columns), through its model gives the row the record's `after`
+    holds, decoded."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    section = readme[readme.index("## From Debezium") : readme.index("## Semantics in plain words")]
+    columns = re.search(r"columns=(\{[^}]*\})", section)[1]
+    samples = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", section, re.S)]
+    connectors = [sample["source"]["connector"] for sample in samples]
+    assert connectors == ["postgresql", "mysql", "sqlserver"]
+    for connector, sample in zip(connectors, samples):
+        land(project, [sample], table=f"landed_{connector}")
+        model(
+            project,
+            SCD1,
+            f"columns={columns}, extra_columns=['loaded'], connector='{connector}'",
+            table=f"landed_{connector}",
+            name=f"customers_{connector}",
+        )
+    project.run()
+    expected = (
+        1,
+        "Ada L.",
+        "first customer",
+        decimal.Decimal("12.75"),
+        datetime.datetime(2026, 1, 2, 10, 30),
+        datetime.date(1990, 1, 1),
+        datetime.datetime(2026, 1, 2, 10, 30, 0, 500000, datetime.timezone.utc),
+    )
+    for connector in connectors:
+        (row,) = project.query(
+            "select id, name, notes, balance, updated_at, born, seen_at "
+            f"from {project.relation(f'customers_{connector}')}"
+        )
+        assert row == expected, connector

@@ -1,5 +1,5 @@
-"""The supported versions are stated once and agree everywhere: setup.py, dbt_project.yml's
-require-dbt-version, and the README."""
+"""The supported versions are stated once and agree everywhere: setup.py (its adapter extras),
+dbt_project.yml's require-dbt-version, the scripts' pins and the README's install lines."""
 
 from __future__ import annotations
 
@@ -10,20 +10,39 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.specifiers import SpecifierSet
 
+import auto_cdc
 from harness import CdcProject
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _install_requires() -> dict[str, str]:
-    """setup.py's install_requires as {distribution: version range}."""
+def _setup_argument(name: str) -> Any:
+    """A literal argument of setup.py's setup() call."""
     tree = ast.parse((ROOT / "setup.py").read_text())
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     setup = next(call for call in calls if getattr(call.func, "id", "") == "setup")
-    requires = next(keyword.value for keyword in setup.keywords if keyword.arg == "install_requires")
-    pins = [re.fullmatch(r"([A-Za-z0-9_.-]+)(.*)", ast.literal_eval(element)) for element in requires.elts]
+    return ast.literal_eval(next(keyword.value for keyword in setup.keywords if keyword.arg == name))
+
+
+def _ranges(requirements: list[str]) -> dict[str, str]:
+    """Requirements as {distribution (extras stripped): version range}."""
+    pins = [re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[a-z,]+\])?(.*)", requirement) for requirement in requirements]
     return {pin[1]: pin[2] for pin in pins if pin}
+
+
+def _install_requires() -> dict[str, str]:
+    return _ranges(_setup_argument("install_requires"))
+
+
+def _extras() -> dict[str, dict[str, str]]:
+    return {extra: _ranges(requirements) for extra, requirements in _setup_argument("extras_require").items()}
+
+
+def _constraints() -> dict[str, str]:
+    lines = (ROOT / "scripts" / "constraints.txt").read_text().splitlines()
+    return dict(line.split("==") for line in lines if line and not line.startswith("#"))
 
 
 def test_dbt_core_range_agrees_everywhere() -> None:
@@ -37,35 +56,80 @@ def test_dbt_core_range_agrees_everywhere() -> None:
     assert "dbt-core 1.10, 1.11 or 1.12" in readme and "dbt v2 2.0" in readme
 
 
-def test_every_runtime_dependency_is_declared_with_a_range() -> None:
-    requires = _install_requires()
+def test_each_adapter_is_an_extra_and_every_runtime_dependency_has_a_range() -> None:
+    """A user installs the adapter they use (`dbt-auto-cdc[duckdb]`, `[postgres]`, `[spark]`),
+    not the others; everyone gets dbt-core. dev and dev-debezium are for the package's tests."""
+    assert _install_requires() == {"dbt-core": ">=1.10,<1.13"}
+    extras = _extras()
+    assert set(extras) == {"duckdb", "postgres", "spark", "dev", "dev-debezium"}
     # numpy: DuckDB's create_function (the plugin) imports it; a fresh virtualenv lacks it otherwise.
-    assert {"dbt-core", "dbt-duckdb", "dbt-postgres", "duckdb", "numpy"} <= set(requires)
-    for name in ("dbt-duckdb", "dbt-postgres", "duckdb"):
-        assert "<" in requires[name], f"{name} has no upper bound: {requires[name]}"
+    assert set(extras["duckdb"]) == {"dbt-duckdb", "duckdb", "numpy"}
+    assert set(extras["postgres"]) == {"dbt-postgres"}
+    assert set(extras["spark"]) == {"dbt-spark", "pyspark", "snowpark-connect-deps-iceberg"}
+    assert "dbt-spark[session]" in " ".join(_setup_argument("extras_require")["spark"])  # the local session
+    for adapter in ("duckdb", "postgres", "spark"):
+        for name, version_range in extras[adapter].items():
+            assert name == "numpy" or "<" in version_range, f"{name} has no upper bound: {version_range}"
+    readme = (ROOT / "README.md").read_text()
+    for adapter in ("duckdb", "postgres", "spark"):
+        assert f"`{adapter}`" in readme[readme.index("### Use it in your project") : readme.index("### A first model")]
+
+
+def test_the_scripts_install_the_extras_they_need() -> None:
+    """test.sh: every adapter and the test tools (the Spark tier's extra unless it is left out);
+    demo.sh: DuckDB and the plugin; the lowest-versions check: DuckDB, PostgreSQL, the tools."""
+    scripts = ROOT / "scripts"
+    assert 'extras="duckdb,postgres,dev,dev-debezium"' in (scripts / "test.sh").read_text()
+    assert 'extras="$extras,spark"' in (scripts / "test.sh").read_text()
+    assert '-e ".[duckdb]"' in (scripts / "demo.sh").read_text()
+    assert '-e ".[duckdb,postgres,dev]"' in (scripts / "check_lowest_versions.sh").read_text()
 
 
 def test_the_lowest_versions_checked_are_the_lowest_admitted() -> None:
     script = (ROOT / "scripts" / "check_lowest_versions.sh").read_text()
-    requires = _install_requires()
+    requires = {**_install_requires(), **_extras()["duckdb"], **_extras()["postgres"]}
     for name, pin in (("dbt-core", "1.10"), ("dbt-duckdb", "1.10"), ("dbt-postgres", "1.10"), ("duckdb", "1.4")):
         assert f'"{name}~={pin}.0"' in script
         assert requires[name].startswith(f">={pin}")
 
 
-def test_the_scripts_install_the_pinned_dbt_core_that_installs_from_pypi() -> None:
+def test_the_scripts_install_the_pinned_versions_inside_the_ranges() -> None:
     """demo.sh and test.sh install with scripts/constraints.txt: dbt-core 1.12.0 and the parser
-    wheel it takes (later 1.12 releases download their parser from GitHub while installing),
-    inside setup.py's range."""
-    pins = dict(
-        line.split("==")
-        for line in (ROOT / "scripts" / "constraints.txt").read_text().splitlines()
-        if line and not line.startswith("#")
-    )
-    assert pins == {"dbt-core": "1.12.0", "dbt-core-experimental-parser": "2.0.0a4"}
+    wheel it takes (later 1.12 releases download their parser from GitHub while installing), and
+    the versions the Spark tier is tested with, each inside setup.py's range."""
+    pins = _constraints()
+    assert pins == {
+        "dbt-core": "1.12.0",
+        "dbt-core-experimental-parser": "2.0.0a4",
+        "dbt-spark": "1.11.0",
+        "pyspark": "3.5.8",
+        "snowpark-connect-deps-iceberg": "1.0.3",
+    }
     for script in ("demo.sh", "test.sh"):
         assert "-c scripts/constraints.txt" in (ROOT / "scripts" / script).read_text(), script
-    assert _install_requires()["dbt-core"] == ">=1.10,<1.13"
+    ranges = {**_install_requires(), **_extras()["spark"]}
+    for name, version in pins.items():
+        if name in ranges:
+            assert SpecifierSet(ranges[name]).contains(version), f"{name}=={version} outside {ranges[name]}"
+
+
+def test_the_readme_installs_the_current_version_by_its_tag_with_the_scripts_pins() -> None:
+    """README, "Use it in your project": packages.yml and pip name the tag of the version that
+    setup.py, dbt_project.yml and auto_cdc.__version__ give, and pip takes the constraints file
+    of that tag; every pin the README names is the constraints file's."""
+    version = _setup_argument("version")
+    assert yaml.safe_load((ROOT / "dbt_project.yml").read_text())["version"] == version
+    assert auto_cdc.__version__ == version
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Use it in your project") : readme.index("### A first model")]
+    assert f"revision: v{version}\n" in section and "revision: main" not in readme
+    assert f'"dbt-auto-cdc[duckdb] @ git+https://github.com/<org>/dbt-auto-cdc.git@v{version}"' in section
+    assert f"-c https://raw.githubusercontent.com/<org>/dbt-auto-cdc/v{version}/scripts/constraints.txt" in section
+    assert "-c path/to/dbt-auto-cdc/scripts/constraints.txt" in section
+    assert "`<org>` is" in section  # what to write in its place
+    words = " ".join(section.split())
+    for name, version_pinned in _constraints().items():
+        assert re.search(rf"{re.escape(name)}`? {re.escape(version_pinned)}\b", words), (name, version_pinned)
 
 
 def _config_fields(tmp_path: Path) -> dict[str, dict[str, Any]]:
@@ -137,3 +201,14 @@ def test_the_readme_names_every_adapter_hook() -> None:
     assert "capabilities" in hooks
     missing = sorted(hook for hook in hooks if f"`{hook}`" not in section and f"__{hook}()`" not in section)
     assert not missing, f"not in the README's 'Another adapter': {missing}"
+
+
+def test_the_readme_change_feed_consumer_is_the_example_projects_model() -> None:
+    """README, "Change feed", shows integration_tests/models/users_per_city.sql (which
+    test_change_feed.py runs on every adapter), but for its comments and layout."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Change feed") :]
+    shown = re.search(r"```sql\n(.*?)```", section, re.S)[1]
+    model = (ROOT / "integration_tests" / "models" / "users_per_city.sql").read_text()
+    code = "\n".join(line for line in model.splitlines() if not line.startswith("--"))
+    assert re.sub(r"\s+", "", shown) == re.sub(r"\s+", "", code)

@@ -5,7 +5,11 @@ Spark through the tests marked `spark` in the other modules."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import subprocess
+import sys
 import time
 import zipfile
 from collections import Counter
@@ -18,10 +22,12 @@ import test_change_feed
 import test_flows
 import test_property
 import test_property_snapshots
+import yaml
 from test_property import with_examples
 
 import spark_env
-from harness import CdcProject
+from auto_cdc import spark
+from harness import REPO_ROOT, CdcProject
 from reference import sort_rows
 from scenarios import (
     CITY_EVENTS,
@@ -165,9 +171,7 @@ CONSUMER = (
 
 
 @ON_SPARK
-@pytest.mark.parametrize(
-    ("scd_type", "write"), [(scd, i) for scd in (1, 2) for i in range(len(FEED_WRITES))]
-)
+@pytest.mark.parametrize(("scd_type", "write"), [(scd, i) for scd in (1, 2) for i in range(len(FEED_WRITES))])
 def test_a_change_feed_run_killed_before_any_write_converges(project: CdcProject, scd_type: int, write: int) -> None:
     """Killed before each write, and run again once more events have arrived: every run's changes
     replay onto the table before it (no change missing, none twice, every preimage a row the
@@ -301,7 +305,7 @@ def test_the_model_tables_are_iceberg_tables(project: CdcProject) -> None:
 
 @pytest.mark.spark_packages
 def test_jackson_shim_relocates_every_reference(tmp_path: Path) -> None:
-    shim = spark_env.jackson_shim(tmp_path)
+    shim = spark.jackson_shim(tmp_path)
     with zipfile.ZipFile(shim) as jar:
         names = jar.namelist()
         builder = jar.read("org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactoryBuilder.class")
@@ -309,7 +313,9 @@ def test_jackson_shim_relocates_every_reference(tmp_path: Path) -> None:
     # The class refers to its relocated siblings only.
     assert b"org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactory" in builder
     assert b"com/fasterxml/jackson" not in builder.replace(b"org/apache/iceberg/shaded/com/fasterxml/jackson", b"")
-    assert spark_env.jackson_shim(tmp_path) == shim  # built once
+    assert spark.jackson_shim(tmp_path) == shim  # built once
+    assert spark.needs_jackson_shim(spark.iceberg_runtime_jar())  # PyPI's runtime lacks these classes
+    assert not spark.needs_jackson_shim(shim)  # a runtime that has them gets no shim
 
 
 @ON_SPARK
@@ -331,3 +337,71 @@ def test_file_format_and_tblproperties_configs(project: CdcProject) -> None:
     properties = dict(project.query(f"show tblproperties {project.relation('users')}"))
     assert properties["write.merge.mode"] == "copy-on-write"  # the model's, over auto_cdc's default
     assert properties["write.delete.mode"] == "merge-on-read"
+
+
+README_MODEL = """\
+{{ config(materialized='auto_cdc', meta={
+    'keys': ['userId'], 'sequence_by': 'sequenceNum', 'apply_as_deletes': "operation = 'DELETE'",
+    'except_column_list': ['operation', 'sequenceNum']}) }}
+select * from values
+    (124, 'Raul', 'Oaxaca', 'INSERT', 1), (123, 'Isabel', 'Monterrey', 'INSERT', 1), (123, null, null, 'DELETE', 2)
+    as events(userId, name, city, operation, sequenceNum)
+"""
+# The profile's values that name this machine's files: the README shows them shortened.
+PATH_PARAMETERS = (
+    "spark.jars",
+    "spark.sql.warehouse.dir",
+    "spark.hadoop.javax.jdo.option.ConnectionURL",
+    "spark.driver.extraJavaOptions",
+)
+
+
+def _readme_block(section: str, language: str) -> str:
+    readme = (REPO_ROOT / "README.md").read_text()
+    start = readme.index(f"## {section}")
+    return re.search(rf"```{language}\n(.*?)```", readme[start : readme.index("\n## ", start + 1)], re.S)[1]
+
+
+@pytest.mark.spark_packages
+def test_the_readmes_local_spark_runs_a_fresh_project(tmp_path: Path) -> None:
+    """README, "Spark": in a new dbt project, the documented commands, as written there, build an
+    auto_cdc model as Iceberg tables in one `dbt run` of its own (its own JVM, metastore and
+    warehouse), and the profile they write is the one the README shows. The profile the README
+    showed before this lacked the embedded metastore's settings and the Jackson shim: its first
+    Iceberg CREATE TABLE waited on Hive lock tables for 4 minutes, then failed to find its lock."""
+    project = tmp_path / "my_project"
+    (project / "models").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text("name: my_project\nprofile: my_project\nconfig-version: 2\n")
+    (project / "packages.yml").write_text(f"packages:\n  - local: {REPO_ROOT}\n")
+    (project / "models" / "users.sql").write_text(README_MODEL)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("SPARK_", "DBT_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # this environment's python and dbt
+    if spark_env.java_home():
+        env["JAVA_HOME"] = str(spark_env.java_home())
+
+    def shell(commands: str) -> float:
+        started = time.monotonic()
+        done = subprocess.run(["bash", "-ec", commands], cwd=project, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        return time.monotonic() - started
+
+    shell("dbt deps")
+    seconds = shell(_readme_block("Spark (Iceberg tables)", "bash"))
+    assert seconds < 150, f"the README's commands took {seconds:.0f} s"
+
+    written = yaml.safe_load((project / "profiles.yml").read_text())
+    shown = yaml.safe_load(_readme_block("Spark (Iceberg tables)", "yaml"))
+    parameters = written["my_project"]["outputs"]["spark"].pop("server_side_parameters")
+    shown_parameters = shown["my_project"]["outputs"]["spark"].pop("server_side_parameters")
+    assert written == shown
+    assert list(parameters) == list(shown_parameters)
+    assert {k: v for k, v in parameters.items() if k not in PATH_PARAMETERS} == {
+        k: v for k, v in shown_parameters.items() if k not in PATH_PARAMETERS
+    }
+    warehouse = project / "spark-local" / "warehouse" / "analytics.db"
+    for table in ("users", "users__cdc_state", "users__cdc_runs"):
+        assert list((warehouse / table / "metadata").glob("*.metadata.json")), f"{table} is no Iceberg table"
+    results = json.loads((project / "target" / "run_results.json").read_text())["results"]
+    assert [(r["unique_id"], r["status"], r["adapter_response"].get("rows_affected")) for r in results] == [
+        ("model.my_project.users", "success", 1)
+    ]

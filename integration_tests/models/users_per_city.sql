@@ -1,7 +1,9 @@
 -- Users per city, kept exact without rescanning users_tracked: each run adds the changes it
 -- has not consumed yet (an insert or postimage counts +1, a delete or preimage -1) to the
 -- counts it has. `_run_id` is how auto_cdc.changes() knows where this model stopped.
-{{ config(materialized='incremental', unique_key='city') }}
+-- `merge` updates a city's row in place on every adapter (dbt-spark's default strategy, append,
+-- ignores unique_key and would add a second row); Spark's merge needs an Iceberg table.
+{{ config(materialized='incremental', unique_key='city', incremental_strategy='merge', file_format='iceberg') }}
 
 with changes as (
     {{ auto_cdc.changes(ref('users_tracked')) }}
