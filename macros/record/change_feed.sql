@@ -33,8 +33,8 @@
       (update_preimage), a deleted row with its last values (delete). After it, read back from
       the target: a new row (insert) or an updated row as it now is (update_postimage),
       including columns the run does not write. -#}
-  insert into {{ feed.relation }} ({{ auto_cdc.quoted_list(feed.columns) }}, _change_type, _run_id, _committed_at)
-  select {{ auto_cdc.quoted_list(feed.columns, 't.') }},
+  insert into {{ feed.relation }} ({{ auto_cdc.quoted_list(feed.columns + feed.absent | map(attribute='name') | list) }}, _change_type, _run_id, _committed_at)
+  select {{ auto_cdc.quoted_list(feed.columns, 't.') }},{% for column in feed.absent %} null,{% endfor %}
          case c.__cdc_action{% for action, change_type in change_types.items() %} when {{ auto_cdc.string_literal(action) }} then {{ auto_cdc.string_literal(change_type) }}{% endfor %} end,
          {{ feed.run_id }},
          {{ now }}
@@ -44,10 +44,11 @@
 {%- endmacro %}
 
 
-{% macro record_replaced_rows_sql(feed, old_target, columns, run_id, now) -%}
-  {#- A full refresh, before the old target is dropped: each of its rows is deleted. -#}
-  insert into {{ feed }} ({{ auto_cdc.quoted_list(columns) }}, _change_type, _run_id, _committed_at)
-  select {{ auto_cdc.quoted_list(columns) }}, 'delete', {{ run_id }}, {{ now }}
+{% macro record_replaced_rows_sql(feed, old_target, columns, absent, run_id, now) -%}
+  {#- A full refresh, before the old target is dropped: each of its rows is deleted. `columns`:
+      the old target's; `absent`: the change feed's others (columns_rows_lack). -#}
+  insert into {{ feed }} ({{ auto_cdc.quoted_list(columns + absent | map(attribute='name') | list) }}, _change_type, _run_id, _committed_at)
+  select {{ auto_cdc.quoted_list(columns) }},{% for column in absent %} null,{% endfor %} 'delete', {{ run_id }}, {{ now }}
   from {{ old_target }}
 {%- endmacro %}
 

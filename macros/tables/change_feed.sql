@@ -53,7 +53,8 @@
     {%- endif -%}
     {%- set old_target = auto_cdc.plain_columns(adapter.get_columns_in_relation(existing[0])) -%}
     {%- set columns = auto_cdc.follow_in_change_feed(relation, columns, existing[0], old_target, writes) -%}
-    {%- do writes.append(auto_cdc.record_replaced_rows_sql(relation, existing[0], old_target | map(attribute='name') | list, run_id, cfg.now)) -%}
+    {%- set old_names = old_target | map(attribute='name') | list -%}
+    {%- do writes.append(auto_cdc.record_replaced_rows_sql(relation, existing[0], old_names, auto_cdc.columns_rows_lack(columns, old_names), run_id, cfg.now)) -%}
   {%- endif -%}
   {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'columns': columns,
              'recorded_run_id': recorded[0] | int, 'unrecorded': unrecorded}) }}
@@ -104,22 +105,37 @@
       exists, given the target's new columns and widened types (not on `--empty`, which changes
       nothing that exists), as the run's writes. `target_columns`: the target's columns as the
       run's writes leave them. Returns the frame with the target's column names, which every
-      change row carries. -#}
+      change row carries, and as `absent` the change feed's other columns (columns_rows_lack:
+      NULL in its rows). -#}
   {%- if feed is none -%}{{ return(none) }}{%- endif -%}
   {%- set names = target_columns | map(attribute='name') | list -%}
+  {%- set absent = [] -%}
   {%- if not feed.existed -%}
     {%- do writes.extend([
         auto_cdc.create_change_feed_sql(feed.relation, target),
         auto_cdc.key_index_sql(feed.relation, ['_run_id'], unique=false),
     ]) -%}
   {%- elif not auto_cdc.is_empty_run() -%}
-    {%- do auto_cdc.follow_in_change_feed(feed.relation, feed.columns, target, target_columns, writes) -%}
+    {%- set after = auto_cdc.follow_in_change_feed(feed.relation, feed.columns, target, target_columns, writes) -%}
+    {%- set absent = auto_cdc.columns_rows_lack(after, names) -%}
   {%- else -%}
     {%- set names = [] -%}
   {%- endif -%}
-  {%- set prepared = {'columns': names} -%}
-  {%- for name, value in feed.items() if name != 'columns' -%}{%- do prepared.update({name: value}) -%}{%- endfor -%}
+  {%- set prepared = {'columns': names, 'absent': absent} -%}
+  {%- for name, value in feed.items() if name not in prepared -%}{%- do prepared.update({name: value}) -%}{%- endfor -%}
   {{ return(prepared) }}
+{%- endmacro %}
+
+
+{% macro columns_rows_lack(feed_columns, names) -%}
+  {#- The change feed's columns (`feed_columns`, {name, data_type}) that rows of a table with the
+      columns `names` lack: those of earlier targets (a column dropped, or renamed by a rebuild).
+      A change row has NULL there, named in its INSERT: Spark's takes no column list that leaves
+      a column of an Iceberg table out. Returns them as {name, data_type}. -#}
+  {%- set have = names | map('lower') | list + ['_change_type', '_run_id', '_committed_at'] -%}
+  {%- set lacking = [] -%}
+  {%- for column in feed_columns if column.name | lower not in have -%}{%- do lacking.append(column) -%}{%- endfor -%}
+  {{ return(lacking) }}
 {%- endmacro %}
 
 

@@ -118,15 +118,21 @@
     {%- if column.name | lower not in written -%}{%- do unwritten.append(column.name) -%}{%- endif -%}
   {%- endfor -%}
   {%- if not unwritten -%}{{ return(none) }}{%- endif -%}
-  {%- set rebuild = "rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "` ("
-      ~ ("it starts again from the current snapshot" if cfg.snapshot else "from the whole model query") ~ ")" -%}
+  {%- set appended = new_columns and cfg.on_schema_change == 'append_new_columns' -%}
+  {%- set rebuild = "`dbt run --full-refresh -s " ~ cfg.model_name ~ "` with the query returning the new name ("
+      ~ ("it starts again from the current snapshot" if cfg.snapshot else "from the whole model query") ~ "), after which nothing is left to rename" -%}
+  {%- set rename = "`dbt run-operation auto_cdc.rename_column --args '{model: " ~ cfg.model_name ~ ", old: <old name>, new: <new name>}'`" -%}
+  {#- rename_column renames in place only while the target lacks the new name (README, "Renaming a column"). -#}
   {%- do auto_cdc.model_warning(cfg.model_name, target ~ " has column(s) " ~ (unwritten | join(', '))
       ~ " that the model no longer writes (the query does not return them, or a column list leaves them out): they keep the"
       ~ " values last written, and rows inserted from now on (SCD2: new versions too) have NULL there."
-      ~ (" The new column(s) " ~ (new_columns | join(', ')) ~ " are NULL in the rows already there that no event of this run writes." if new_columns and cfg.on_schema_change == 'append_new_columns' else '')
-      ~ " A renamed column? Rename it in the model's tables before the model runs with the new name"
-      ~ " (`dbt run-operation auto_cdc.rename_column --args '{model: " ~ cfg.model_name ~ ", old: <old name>, new: <new name>}'`), or "
-      ~ rebuild ~ ". No longer needed? Drop it from " ~ target ~ ".") -%}
+      ~ (" The new column(s) " ~ (new_columns | join(', ')) ~ " are NULL in the rows already there that no event of this run writes." if appended else '')
+      ~ " A renamed column? "
+      ~ ("If its new name is among those this run appended, the two are split now (" ~ rename ~ " renames only before the new name"
+         ~ " is appended): join them with " ~ rebuild ~ "." if appended
+         else "While " ~ target ~ " lacks its new name, rename it in the model's tables with " ~ rename ~ ", then run the model;"
+         ~ " once a run has appended the new name, join the two with " ~ rebuild ~ " instead.")
+      ~ " No longer needed? Drop it from " ~ target ~ ".") -%}
 {%- endmacro %}
 
 

@@ -21,10 +21,11 @@
     {{ return([auto_cdc.trim_change_feed_sql(feed.relation, cfg.change_feed_retention, cfg.now) if cfg.change_feed_retention else '']) }}
   {%- endif -%}
   {%- set layout = auto_cdc.target_layout(cfg) -%}
-  {%- set columns = auto_cdc.quoted_list(feed.columns) ~ ', _change_type, _run_id, _committed_at' -%}
+  {%- set names = feed.columns + ['_change_type'] + feed.absent | map(attribute='name') | list + ['_run_id', '_committed_at'] -%}
+  {%- set columns = auto_cdc.quoted_list(names) -%}
   {%- set check = auto_cdc.fence_check_sql(arg_dict.fence) if arg_dict.get('fence') else 'true' -%}
   {%- set rows -%}
-    select r.*, {{ feed.run_id }} as _run_id, {{ cfg.now }} as _committed_at
+    select r.*,{% for column in feed.absent %} cast(null as {{ column.data_type }}) as {{ auto_cdc.quote_identifier(column.name) }},{% endfor %} {{ feed.run_id }} as _run_id, {{ cfg.now }} as _committed_at
     from ({{ auto_cdc.spark_change_rows_sql(feed, arg_dict.target, arg_dict.changes, layout) }}) as r
     where {{ check }}
   {%- endset -%}
@@ -38,12 +39,12 @@
   using (
     select *, false as __cdc_unrecorded from ({{ rows }}) as r
     union all
-    select {% for column in feed.columns %}null, {% endfor %}null, null, null, true from (select 1) as one where {{ check }}
+    select {% for column in names %}null, {% endfor %}true from (select 1) as one where {{ check }}
   ) as s
   on s.__cdc_unrecorded and f._run_id > {{ feed.recorded_run_id }}
   when matched then delete
   when not matched and not s.__cdc_unrecorded then insert ({{ columns }})
-    values ({{ auto_cdc.quoted_list(feed.columns, 's.') }}, s._change_type, s._run_id, s._committed_at)
+    values ({{ auto_cdc.quoted_list(names, 's.') }})
   {%- endset -%}
   {{ return([merge]) }}
 {%- endmacro %}
