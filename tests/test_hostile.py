@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from test_spark import killed_before
 
-from harness import ADAPTERS, V2, CdcProject
+from harness import ADAPTERS, V2, CdcProject, derived_name
 from reference import sort_rows
 
 V_EVENTS = {"id": "integer", "v": "varchar", "seq": "integer"}
@@ -91,6 +92,53 @@ def test_failure_after_the_writes_changes_nothing_and_the_next_run_converges(
     assert project.snapshot(*project.cdc_tables("dim")) == before
     project.model("dim", "select * from {{ target.schema }}.events", **config)
     assert project.run("dim").metrics("dim") == ((2, 1) if scd_type == 1 else (4, 0))
+
+
+def _working_tables(project: CdcProject) -> list[str]:
+    """Every working table (`__cdc_tmp`) in the database; PostgreSQL's catalog lists every
+    session's temporary tables too."""
+    if project.adapter == "spark":
+        return [table for table in project.tables() if "__cdc_tmp" in table]
+    catalog = "pg_class" if project.adapter == "postgres" else "duckdb_tables()"
+    name = "relname" if project.adapter == "postgres" else "table_name"
+    return [row[0] for row in project.query(f"select {name} from {catalog} where strpos({name}, '__cdc_tmp') > 0")]
+
+
+@pytest.mark.parametrize("materialized", ["auto_cdc", "auto_cdc_from_snapshot"])
+def test_a_failed_runs_working_tables_are_gone_after_the_next_run(project: CdcProject, materialized: str) -> None:
+    """A run that fails once its working tables exist leaves none for good. On DuckDB and
+    PostgreSQL they are temporary tables (the failed run's statements say so), gone with its
+    transaction and session; under dbt v2 and on Spark (named per invocation there) they are
+    tables next to the target, and the next run of the model drops them."""
+    project.create_table("source", V_EVENTS)
+    if materialized == "auto_cdc":
+        body, config = "select * from {{ target.schema }}.source", {"keys": "id", "sequence_by": "seq"}
+        history = [(1, "a", 1, 1, 2), (1, "a2", 2, 2, None), (2, "b", 1, 1, None), (3, "c", 1, 1, None)]
+    else:  # per-run versions 0 and 1: the second snapshot lacks key 2
+        body, config = "select id, v from {{ target.schema }}.source", {"materialized": materialized, "keys": "id"}
+        history = [(1, "a", 0, 1), (1, "a2", 1, None), (2, "b", 0, 1), (3, "c", 1, None)]
+    config["stored_as_scd_type"] = 2
+    project.model("dim", body, **config)
+    project.replace_rows("source", [(1, "a", 1), (2, "b", 1)])
+    project.run("dim")
+    project.replace_rows("source", [(1, "a2", 2), (3, "c", 1)])
+    if project.adapter == "spark":  # no transaction: the run stops before its first write (test_spark.py)
+        with killed_before(project, "merge into"):
+            assert not project.dbt("run", "--select", "dim").success
+    else:  # a post-hook fails the run after its writes (under dbt v2 it ends their script)
+        project.model("dim", body, **config, post_hook="select cast('boom' as integer)")
+        project.run("dim", expect_success=False)
+        project.model("dim", body, **config)
+    left = _working_tables(project)
+    if project.adapter == "spark" or project.dbt_v2:
+        assert any(table.startswith(derived_name("dim", "__cdc_tmp_batch")) for table in left), left
+    else:
+        ran = (project.path / "target" / "run" / "cdc_test" / "models" / "dim.sql").read_text()
+        assert f'create temporary table "{derived_name("dim", "__cdc_tmp_batch")}"' in ran
+        assert left == []
+    project.run("dim")
+    assert _working_tables(project) == []
+    assert project.rows("dim") == history
 
 
 @pytest.mark.parametrize("scd_type", [1, 2])
