@@ -243,6 +243,11 @@ class CdcProject:
         profile = {"cdc_test": {"target": self.adapter, "outputs": {self.adapter: self._output}}}
         (self.path / "profiles.yml").write_text(json.dumps(profile))
 
+    def profile_settings(self, **settings: Any) -> None:
+        """More settings of the target in profiles.yml (e.g. dbt-duckdb's `retries`)."""
+        self._output.update(settings)
+        self._write_profile()
+
     def enable_snapshot_plugin(self, **config: Any) -> None:
         """DuckDB: load auto_cdc.plugin (snapshot_version_function) with the given plugin config."""
         self._output["plugins"] = [{"module": "auto_cdc.plugin", "config": config}]

@@ -116,6 +116,24 @@ def key(id: int) -> dict[str, Any]:
     return {"id": id, "name": None, "notes": None}
 
 
+# The flattened form's table: the row's own columns, Debezium's `__` fields, the arrival number.
+FLAT_COLUMNS = {"id": "integer", "name": "text", "notes": "text", "__deleted": "text", "__op": "text",
+                "__lsn": "bigint", "__sequence": "text", "__source_ts_ms": "bigint", "loaded": "integer"}
+
+
+def flat(events: list[dict[str, Any] | None]) -> list[tuple[Any, ...]]:
+    """The events as ExtractNewRecordState lands them (FLAT_COLUMNS): `rewrite` drops the
+    tombstones and gives a delete its before image."""
+    rows = []
+    for event in events:
+        if event is not None:
+            image = event["before"] if event["op"] == "d" else event["after"]
+            source = event["source"]
+            rows.append((image["id"], image["name"], image["notes"], str(event["op"] == "d").lower(), event["op"],
+                         source["lsn"], source["sequence"], source["ts_ms"], source["lsn"]))
+    return rows
+
+
 @pytest.fixture
 def feed() -> Iterator[PostgresFeed]:
     yield PostgresFeed()
@@ -278,20 +296,7 @@ def test_the_flattened_form(project: CdcProject, feed: PostgresFeed) -> None:
     feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
     feed.transaction(("u", None, row(1, "a2", UNAVAILABLE)), ("d", key(2), None))
     feed.transaction(("c", None, row(3, "c", "n3")), ("u", None, row(1, "a3", "n1b")))
-    project.create_table("flat", {"id": "integer", "name": "text", "notes": "text", "__deleted": "text",
-                                  "__op": "text", "__lsn": "bigint", "__sequence": "text",
-                                  "__source_ts_ms": "bigint", "loaded": "integer"})
-
-    def flat(events: list[dict[str, Any] | None]) -> list[tuple[Any, ...]]:
-        rows = []
-        for event in events:
-            if event is not None:  # `rewrite` drops the tombstones
-                image = event["before"] if event["op"] == "d" else event["after"]
-                source = event["source"]
-                rows.append((image["id"], image["name"], image["notes"], str(event["op"] == "d").lower(), event["op"],
-                             source["lsn"], source["sequence"], source["ts_ms"], source["lsn"]))
-        return rows
-
+    project.create_table("flat", FLAT_COLUMNS)
     project.insert("flat", flat(feed.events[:5]))
     model(project, SCD1, "form='flattened', extra_columns=['loaded']", table="flat")
     project.run("customers")

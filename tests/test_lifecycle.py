@@ -7,12 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import test_flows
+from test_debezium import FLAT_COLUMNS, PostgresFeed, flat, land, row
 
 from harness import CdcProject
 from scenarios import (
     CONFIG,
     EVENTS,
     HISTORY,
+    LAST_VERSION,
     MODEL,
     SNAPSHOT_A,
     SNAPSHOT_B,
@@ -111,6 +114,159 @@ def test_empty_runs_with_a_snapshot_function(project: CdcProject, tmp_path: Any)
     calls.write_text("")
     assert project.dbt("run", "--select", "users", "--empty").success
     assert calls.read_text() == "" and project.snapshot(*project.cdc_tables("users")) == before
+
+
+# --- every public macro under `--empty`, fed by ref() and source() ---------------------------------
+
+# dbt's `--empty` renders each ref() and source() as a subquery without rows, which PostgreSQL
+# gives an alias of its own (`(select ... limit 0) _dbt_limit_subq_x`). Every public macro, in a
+# model fed by ref() and source(): the SCD2 generic tests, as_of, changes, flow, the snapshot
+# version macros and debezium (not on Spark, where it is refused). rename_column is an operation,
+# which takes no --empty; current_snapshot() needs the plugin: test_empty_runs_with_a_snapshot_function.
+RAW = {
+    "events": EVENTS,
+    "dump": test_flows.DUMP,
+    "feed": test_flows.FEED,
+    "snaps": {"version": "bigint", "id": "integer", "city": "varchar"},
+}
+DEBEZIUM_RAW = {
+    "landed": {
+        "before": "text",
+        "after": "text",
+        "source": "text",
+        "op": "text",
+        "ts_ms": "bigint",
+        "loaded": "integer",
+    },
+    "flat": FLAT_COLUMNS,
+}
+PUBLIC_MACROS_YML = """
+version: 2
+sources:
+  - name: raw
+    schema: "{{{{ target.schema }}}}"
+    tables: [{tables}]
+models:
+  - name: dim
+    data_tests:
+      - auto_cdc.scd2_no_overlapping_intervals: {{arguments: {{keys: [id]}}}}
+      - auto_cdc.scd2_one_current_row: {{arguments: {{keys: [id]}}}}
+"""
+SNAPS = "{{ source('raw', 'snaps') }}"
+LATEST_SNAPSHOT = f"select id, city from {SNAPS} where version = (select max(version) from {SNAPS})"
+NEXT_VERSION = (
+    f"select min(version) from {SNAPS} where not exists (select 1 from {LAST_VERSION})"
+    f" or version > (select version from {LAST_VERSION}) having count(*) > 0"
+)
+DEBEZIUM_CONFIG: dict[str, Any] = {
+    "keys": ["id"],
+    "sequence_by": "_dbz_sequence",
+    "apply_as_deletes": "_dbz_op = 'd'",
+    "apply_as_truncates": "_dbz_op = 't'",
+    "columns_to_update": "_dbz_columns",
+    "except_column_list": ["_dbz_op", "_dbz_sequence", "_dbz_columns", "loaded"],
+}
+
+
+def _public_macro_models(project: CdcProject) -> list[str]:
+    """The models, each using a public macro on ref() or source(); returns the auto_cdc ones."""
+    debezium = project.adapter != "spark"
+    tables = [*RAW, *(DEBEZIUM_RAW if debezium else {})]
+    project.write("models/public_macros.yml", PUBLIC_MACROS_YML.format(tables=", ".join(f"name: {t}" for t in tables)))
+    scd2 = {**CONFIG, "stored_as_scd_type": 2, "change_feed": True}
+    project.model("dim", "select * from {{ source('raw', 'events') }}", **scd2)
+    # file_format: on Spark a dropped table of another format can leave its files behind (README, "Spark").
+    project.write(
+        "models/dim_as_of.sql",
+        "{{ config(materialized='table', file_format='iceberg') }}\n"
+        "{{ auto_cdc.as_of(ref('dim'), business_time='2') }}\n",
+    )
+    project.write(
+        "models/dim_changes.sql",
+        "{{ config(materialized='incremental', file_format='iceberg') }}\n"
+        "select id, _change_type, _run_id from ({{ auto_cdc.changes(ref('dim')) }}) as c\n",
+    )
+    project.model(
+        "users",
+        "{{ auto_cdc.flow('dump', source('raw', 'dump'), kind='snapshot', version='lsn', once=true) }}\n"
+        "{{ auto_cdc.flow('cdc', source('raw', 'feed'), checkpoint_column='loaded') }}",
+        **test_flows.CONFIG,
+    )
+    snapshot = {"materialized": "auto_cdc_from_snapshot", "keys": ["id"], "stored_as_scd_type": 2}
+    project.model("snap_per_run", LATEST_SNAPSHOT, **snapshot)
+    project.model("snap_column", f"select * from {SNAPS}", **snapshot, snapshot_version_column="version")
+    project.model(
+        "snap_query",
+        f"select id, city from {SNAPS} where version = (select version from "
+        "{{ auto_cdc.current_snapshot_version() }})",
+        **snapshot,
+        snapshot_version_query=NEXT_VERSION,
+    )
+    models = ["dim", "users", "snap_per_run", "snap_column", "snap_query"]
+    if debezium:
+        columns = "columns={'id': 'integer', 'name': 'text', 'notes': 'text'}, extra_columns=['loaded']"
+        project.model(
+            "customers",
+            f"select * from {{{{ auto_cdc.debezium(source('raw', 'landed'), {columns}) }}}}",
+            **DEBEZIUM_CONFIG,
+        )
+        project.model(
+            "customers_flat",
+            "select * from {{ auto_cdc.debezium(source('raw', 'flat'), form='flattened', extra_columns=['loaded']) }}",
+            **DEBEZIUM_CONFIG,
+        )
+        models += ["customers", "customers_flat"]
+    return models
+
+
+def _load_sources(project: CdcProject, batch: int, feed: PostgresFeed) -> None:
+    """Batch 1, 2 or 3 of every source (Debezium's: the feed's events so far)."""
+    project.insert("events", [HISTORY[:3], HISTORY[3:], [(4, "d", "U", 1)]][batch - 1])
+    project.insert("feed", [(*row[:5], batch) for row in test_flows.FEED_ROWS if row[5] == batch])
+    project.insert("snaps", [(batch, *row) for row in [SNAPSHOT_A, SNAPSHOT_B, [(9, "Nowhere")]][batch - 1]])
+    if batch == 1:
+        project.insert("dump", test_flows.DUMP_ROWS)
+    if project.adapter != "spark":
+        landed = len(project.rows("landed")) if project.exists("landed") else 0
+        if batch == 1:
+            feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
+        feed.transaction(("u", None, row(1, f"a{batch}", "n1")), ("c", None, row(10 + batch, "x", "n")))
+        land(project, feed.events[landed:], start=landed + 1)
+        project.insert("flat", flat([e for e in feed.events[landed:] if e is not None]))
+
+
+def test_every_public_macro_works_under_empty_on_refs_and_sources(project: CdcProject) -> None:
+    """`dbt build --empty` on a fresh schema creates every model's tables empty; on built tables
+    `dbt run --empty` and `dbt build --empty` change none of them (a consumer of the change feed
+    reads no change either); the next real build applies everything."""
+    for name, columns in {**RAW, **(DEBEZIUM_RAW if project.adapter != "spark" else {})}.items():
+        project.create_table(name, columns)
+    models = _public_macro_models(project)
+    feed = PostgresFeed()
+    _load_sources(project, 1, feed)
+
+    fresh = project.dbt("build", "--empty")
+    assert fresh.success, fresh.error
+    for model in models:
+        assert project.exists(model) and project.rows(model) == [], model
+        assert run_count(project, model) == 0, model
+    assert project.rows("dim_changes") == [] and project.rows("dim_as_of") == []
+
+    assert project.dbt("build").success
+    _load_sources(project, 2, feed)
+    project.run("dim")  # changes dim_changes has not read yet
+    tables = [table for model in models for table in project.cdc_tables(model)] + ["dim_changes"]
+    before = project.snapshot(*tables)
+    assert all(before[model] for model in models) and before["dim_changes"]
+    _load_sources(project, 3, feed)
+    for command in ("run", "build"):
+        outcome = project.dbt(command, "--empty")
+        assert outcome.success, outcome.error
+        assert project.snapshot(*tables) == before, command
+
+    assert project.dbt("build").success
+    last_run = project.query(f"select max(run_id) from {project.relation('dim__cdc_runs')}")[0][0]
+    assert max(row[2] for row in project.rows("dim_changes")) == last_run
 
 
 # --- the state belongs to the model ---------------------------------------------------------------

@@ -30,6 +30,27 @@
 {%- endmacro %}
 
 
+{% macro aliased_relation(relation, alias) -%}
+  {#- `relation as alias`, for a relation a public macro was given (a ref(), a source(), a name).
+      dbt renders a ref() or source() under --empty as a subquery without rows (and a microbatch
+      model's inputs as a filtered one), which PostgreSQL gives an alias of its own
+      (`(select ... limit 0) _dbt_limit_subq_x`) that a second alias cannot follow: such a
+      relation is read from inside a subquery of ours. -#}
+  {%- set rendered = relation | string | trim -%}
+  {{ return(('(select * from ' ~ rendered ~ ')' if rendered.startswith('(') else rendered) ~ ' as ' ~ alias) }}
+{%- endmacro %}
+
+
+{% macro unlimited_relation(relation) -%}
+  {#- The relation itself, for a lookup of its columns: under --empty dbt renders a ref() as a
+      subquery without rows, which Spark's `describe` cannot take. A name given as text is kept. -#}
+  {%- if relation is not string and relation.limit is defined and relation.limit is not none -%}
+    {{ return(relation.incorporate(limit=none)) }}
+  {%- endif -%}
+  {{ return(relation) }}
+{%- endmacro %}
+
+
 {% macro quoted_list(names, prefix='') -%}
   {#- "a", "b" (optionally each as prefix."a"). dbt's get_quoted_csv quotes with adapter.quote,
       which does not escape a quote inside a name; quote_identifier does. -#}

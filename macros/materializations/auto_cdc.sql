@@ -22,6 +22,7 @@
          after taking the lock); an applied run must match the configuration its state was built with. -#}
   {%- set model_tables = [target_relation, cdc_tables.state, cdc_tables.runs] -%}
   {%- set existing = auto_cdc.existing_relations(model_tables) -%}
+  {%- set leftovers = auto_cdc.leftover_working_tables(target_relation, temps) -%}
   {%- set mode = auto_cdc.run_mode(model_tables, existing) -%}
   {%- set rebuild = mode != 'apply' -%}
   {%- set last_run = none if rebuild else auto_cdc.read_last_run(cdc_tables.runs) -%}
@@ -64,8 +65,8 @@
       'previous_checkpoint': last_run.checkpoint_value if last_run and last_run.checkpoint_column == cfg.checkpoint_column else none,
   } -%}
   {%- if not empty_run -%}{%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}{%- endif -%}
-  {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, [temps.probe, temps.batch, temps.history, temps.changes] + ([fence.noted] if fence else []),
-                                           none if empty_run else auto_cdc.recorded_metrics_sql(arg_dict)) -%}
+  {%- set dropped = [temps.probe, temps.batch, temps.history, temps.changes] + ([fence.noted] if fence else []) + ([] if empty_run else leftovers) -%}
+  {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, dropped, none if empty_run else auto_cdc.recorded_metrics_sql(arg_dict)) -%}
   {%- if empty_run -%}
     {%- do auto_cdc.report_empty_run(mode != 'create') -%}
   {%- else -%}

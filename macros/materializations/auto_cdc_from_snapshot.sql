@@ -19,6 +19,7 @@
       checked first. -#}
   {%- set model_tables = [target_relation, cdc_tables.state, cdc_tables.runs, cdc_tables.versions] -%}
   {%- set existing = auto_cdc.existing_relations(model_tables) -%}
+  {%- set leftovers = auto_cdc.leftover_working_tables(target_relation, temps) -%}
   {%- set mode = auto_cdc.run_mode(model_tables, existing) -%}
   {%- set rebuild = mode != 'apply' -%}
   {%- set last_run = none if rebuild else auto_cdc.read_last_run(cdc_tables.runs) -%}
@@ -85,7 +86,7 @@
       {%- do writes.append(auto_cdc.record_versions_sql(cdc_tables.versions, temps.read_versions, cdc_tables.runs)) -%}
     {%- endif -%}
   {%- endif -%}
-  {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, temps.values() | list,
+  {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, temps.values() | list + (leftovers if found and not empty_run else []),
                                            auto_cdc.recorded_metrics_sql(arg_dict) if found and not empty_run else none) -%}
   {%- if found and not empty_run -%}
     {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict, recorded)) -%}

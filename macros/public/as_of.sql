@@ -11,7 +11,7 @@
   {%- set bitemporal = system_time is not none -%}
   {%- set first_part = none -%}
   {%- if execute -%}
-    {%- set found = adapter.get_columns_in_relation(relation) -%}
+    {%- set found = adapter.get_columns_in_relation(auto_cdc.unlimited_relation(relation)) -%}
     {%- set columns = found | map(attribute='name') | map('lower') | list -%}
     {#- No columns: the relation does not exist yet (a compile on a fresh database). -#}
     {%- if columns and '__start_at' not in columns -%}

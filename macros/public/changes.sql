@@ -22,16 +22,21 @@
       {%- do auto_cdc._missing_change_feed_error(model_relation, feed) -%}
     {%- endif -%}
   {%- endif -%}
+  {#- `--empty` reads no change, as every ref() reads no row (dbt v2 renders {{ this }} without
+      rows too, so what was consumed cannot be read). -#}
+  {%- set empty_run = auto_cdc.is_empty_run() -%}
   {%- set since = since_run_id -%}
-  {%- if since is none and checked and is_incremental() -%}
+  {%- if since is none and checked and is_incremental() and not empty_run -%}
     {%- set since = run_query(auto_cdc.consumed_run_id_sql(this, run_id_column)).rows[0][0] | int -%}
   {%- endif -%}
-  {%- if checked and not auto_cdc.is_empty_run() -%}
+  {%- if checked and not empty_run -%}
     {%- do auto_cdc._check_nothing_unseen_is_gone(model_relation, feed, since) -%}
   {%- endif -%}
   select *
   from {{ auto_cdc.recorded_changes_sql(feed, auto_cdc.state_relations(model_relation).runs) }} as changes
-  {%- if since is not none %}
+  {%- if empty_run %}
+  where false
+  {%- elif since is not none %}
   where _run_id > {{ since }}
   {%- endif %}
 {%- endmacro %}

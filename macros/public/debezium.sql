@@ -114,7 +114,7 @@
   {%- set landed_names = [] -%}
   {%- if form == 'flattened' and execute -%}
     {#- The landed table's column names (a relation or the name of a CTE): no rows are read. -#}
-    {%- set landed_names = run_query('select * from ' ~ relation ~ ' as landed limit 0').column_names | list -%}
+    {%- set landed_names = run_query('select * from ' ~ auto_cdc.aliased_relation(relation, 'landed') ~ ' limit 0').column_names | list -%}
     {%- set fields = auto_cdc._debezium_connectors().get(connector, []) -%}
     {%- set missing = [] -%}
     {%- for field in ['op'] + fields + ['source_ts_ms'] if '__' ~ field not in landed_names | map('lower') | list -%}
@@ -209,7 +209,7 @@
     {%- for name in spec.extra_columns %}
     landed.{{ auto_cdc.quote_identifier(name) }}{{ ',' if not loop.last }}
     {%- endfor %}
-  from {{ spec.relation }} as landed
+  from {{ auto_cdc.aliased_relation(spec.relation, 'landed') }}
 {%- endmacro %}
 
 

@@ -48,6 +48,21 @@
 {%- endmacro %}
 
 
+{% macro leftover_working_tables(target_relation, temps) -%}
+  {#- The working tables other runs of the model left behind (a run that failed or was killed
+      keeps its own), as this run starts: it drops them once it has recorded its run
+      (apply_writes), so that no one needs to know their names. -#}
+  {{ return(adapter.dispatch('leftover_working_tables', 'auto_cdc')(target_relation, temps)) }}
+{%- endmacro %}
+
+{% macro default__leftover_working_tables(target_relation, temps) -%}
+  {#- None to look for: temporary tables go with the failed run's transaction and session, and
+      under dbt v2 every run replaces and drops the working tables of its kind, whose names are
+      the model's alone (temp_relations). -#}
+  {{ return([]) }}
+{%- endmacro %}
+
+
 {% macro existing_relations(relations) -%}
   {#- Which of `relations` (all in one schema) exist, each with its type, or none. Asks the
       database, not dbt's relation cache: the cache was filled when the invocation started, and

@@ -35,6 +35,28 @@
 {%- endmacro %}
 
 
+{% macro spark__leftover_working_tables(target_relation, temps) -%}
+  {#- Working tables are named per invocation, so no later run replaces a failed run's. Those of
+      this model's other runs that exist as this run starts are dropped once it has recorded its
+      run. A run that started before it and is still going then has lost the race (this run
+      wrote the model's tables after that run read them: its read fence fails it at its first
+      write), or, if it noted the tables only after this run's writes, fails reading its dropped
+      working tables; like any failed run on Spark, the next run applies its events. -#}
+  {%- set own = temps.values() | map(attribute='identifier') | map('lower') | list -%}
+  {%- set listed = run_query('show tables in ' ~ auto_cdc.quote_identifier(target_relation.schema) ~ " like '*__cdc_tmp_*'") -%}
+  {%- set leftovers = [] -%}
+  {%- for row in listed.rows if not row['isTemporary'] -%}
+    {%- set named = modules.re.search('__cdc_tmp_[a-z_]+_[0-9a-f]{12}$', row['tableName']) -%}
+    {#- This model's (its derived name, which a long model name shortens with a hash), not this run's. -#}
+    {%- if named and row['tableName'] not in own
+          and auto_cdc.derived_name(target_relation.identifier, named.group(0)) | lower == row['tableName'] -%}
+      {%- do leftovers.append(api.Relation.create(schema=target_relation.schema, identifier=row['tableName'], type='table')) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(leftovers) }}
+{%- endmacro %}
+
+
 {% macro spark__temp_table_sql(relation, sql) -%}
   {%- if relation.type == 'view' -%}
   create or replace temporary view {{ relation }} as
