@@ -145,6 +145,10 @@ def session_parameters(
         # Embedded Derby has no Hive lock tables; a fresh Derby database has no schema version.
         "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
         "spark.hadoop.hive.metastore.schema.verification": "false",
+        # Hive compares a table's columns by position: dropping one that is not last (a state
+        # column, when partial updates are turned off or a column leaves an SCD2 model) would
+        # read as a type change and be refused (Iceberg's docs, "Hive Catalog Limitation").
+        "spark.hadoop.hive.metastore.disallow.incompatible.col.type.changes": "false",
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",

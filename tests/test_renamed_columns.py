@@ -136,13 +136,7 @@ SPLIT_KINDS = [
     "scd1",
     "scd1_partial",
     "scd2",
-    pytest.param(
-        "scd2_ignore_null",
-        marks=pytest.mark.not_on_spark(
-            "the split run itself fails on Spark: the Hive metastore refuses to drop the state's event flag of the"
-            " column the query no longer returns (a later column's type differs), reported apart from renames"
-        ),
-    ),
+    "scd2_ignore_null",
 ]
 
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from harness import CdcProject
-from scenarios import CITY_EVENTS, EPOCH_CONFIG, EPOCH_EVENTS, MODEL, TRUNCATING_CONFIG, run_batches
+from scenarios import CITY_EVENTS, CONFIG, EPOCH_CONFIG, EPOCH_EVENTS, MODEL, TRUNCATING_CONFIG, run_batches
 
 pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]  # on Spark too
 
@@ -227,10 +227,10 @@ def test_a_row_landed_later_at_the_last_checkpoint_value_is_read(project: CdcPro
     """Two halves of one load share a `loaded_at`; the second lands after the run that read the
     first. The checkpoint reads from its last value on, so order 3 ends `cancelled`, as a model
     without a checkpoint shows, and the rows read again change nothing."""
-    columns = {**CITY_EVENTS, "loaded_at": "integer"}
-    config = {"stored_as_scd_type": scd_type, "except_column_list": ["op", "seq", "loaded_at"]}
-    _setup(project, columns=columns, checkpoint_column="loaded_at", **config)
-    project.model("dim_whole", MODEL, **{**TRUNCATING_CONFIG, **config})
+    project.create_table("events", {**CITY_EVENTS, "loaded_at": "integer"})
+    config = {**CONFIG, "stored_as_scd_type": scd_type, "except_column_list": ["op", "seq", "loaded_at"]}
+    project.model("dim", MODEL, **config, checkpoint_column="loaded_at")
+    project.model("dim_whole", MODEL, **config)
     project.insert("events", [(1, "paid", "x", "U", 1, 1), (2, "paid", "y", "U", 1, 1)])
     project.run()
     project.insert("events", [(3, "paid", "z", "U", 1, 2)])
