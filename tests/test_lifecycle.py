@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import test_flows
-from test_debezium import FLAT_COLUMNS, PostgresFeed, flat, land, row
+from test_debezium import FLAT_COLUMNS, SCD1, PostgresFeed, flat, land, row
 
 from harness import CdcProject
 from scenarios import (
@@ -158,14 +158,6 @@ NEXT_VERSION = (
     f"select min(version) from {SNAPS} where not exists (select 1 from {LAST_VERSION})"
     f" or version > (select version from {LAST_VERSION}) having count(*) > 0"
 )
-DEBEZIUM_CONFIG: dict[str, Any] = {
-    "keys": ["id"],
-    "sequence_by": "_dbz_sequence",
-    "apply_as_deletes": "_dbz_op = 'd'",
-    "apply_as_truncates": "_dbz_op = 't'",
-    "columns_to_update": "_dbz_columns",
-    "except_column_list": ["_dbz_op", "_dbz_sequence", "_dbz_columns", "loaded"],
-}
 
 
 def _public_macro_models(project: CdcProject) -> list[str]:
@@ -208,12 +200,12 @@ def _public_macro_models(project: CdcProject) -> list[str]:
         project.model(
             "customers",
             f"select * from {{{{ auto_cdc.debezium(source('raw', 'landed'), {columns}) }}}}",
-            **DEBEZIUM_CONFIG,
+            **SCD1,
         )
         project.model(
             "customers_flat",
             "select * from {{ auto_cdc.debezium(source('raw', 'flat'), form='flattened', extra_columns=['loaded']) }}",
-            **DEBEZIUM_CONFIG,
+            **SCD1,
         )
         models += ["customers", "customers_flat"]
     return models
