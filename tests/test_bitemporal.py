@@ -174,7 +174,13 @@ def test_conflicting_events_at_one_business_and_system_time_fail(project: CdcPro
         "events",
         [("A", "x", _t("11:00:00"), _t("11:00:00"), "UPSERT"), ("A", "y", _t("11:00:00"), _t("11:00:00"), "UPSERT")],
     )
-    fails(project, "two or more different events have the same key and sequence", model="companies")
+    fails(
+        project,
+        "1 key(s) have two or more different events at the same sequence",
+        "system_sequence_by=",  # the example names the system time too
+        "they differ in: datapoints (upsert datapoints='x'; upsert datapoints='y')",
+        model="companies",
+    )
 
 
 def test_switching_to_bitemporal_asks_for_a_full_refresh(project: CdcProject) -> None:
