@@ -149,7 +149,10 @@ def test_a_state_from_before_moves_to_tombstones_in_place(project: CdcProject) -
     _setup(project, **SEQUENCE_WRITTEN)
     run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)], [(2, None, None, "D", 3)])
     state = project.relation("dim__cdc_state")
-    project.execute(f"insert into {state} (id, __cdc_upsert_seq) select id, seq from {project.relation('dim')}")
+    project.execute(
+        f"insert into {state} (id, __cdc_upsert_seq, __cdc_delete_seq, __cdc_deleted_at)"
+        f" select id, seq, null, null from {project.relation('dim')}"
+    )
     _forget_layout(project)
     assert _state_keys(project) == [1, 2]
     assert run_batches(project, [(1, "late", "x", "U", 0), (2, "late", "y", "U", 2), (5, "e", "v", "U", 1)]) == [(1, 0)]
