@@ -20,6 +20,7 @@ server at AUTO_CDC_PGPORT is used as it is).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -49,9 +50,21 @@ class Workload:
     delete_share: float = 0.1
     late_share: float = 0.0  # events older than the stored row of their key
     columns: int = 2  # value columns besides the key
+    sequence_written: bool = False  # the target keeps `seq` (SCD1's state then holds tombstones only)
 
     def value_columns(self) -> list[str]:
         return [f"c{i}" for i in range(1, self.columns + 1)]
+
+    def written_columns(self) -> list[str]:
+        """The columns a MERGE writes: the value columns, and `seq` when the target keeps it."""
+        return self.value_columns() + (["seq"] if self.sequence_written else [])
+
+    def config(self) -> dict[str, object]:
+        return {**CDC, "except_column_list": ["op"]} if self.sequence_written else CDC
+
+    @property
+    def form(self) -> str:
+        return "written" if self.sequence_written else "not written"
 
 
 @dataclass
@@ -241,7 +254,7 @@ CDC = {"keys": ["id"], "sequence_by": "seq", "apply_as_deletes": "op = 'D'", "ex
 
 def _prepared(project: CdcProject, server: postgres_server.PostgresServer | None, w: Workload, scd: int) -> None:
     _load_initial(project, w)
-    project.model("dim", "select * from {{ target.schema }}.events", **CDC, stored_as_scd_type=scd)
+    project.model("dim", "select * from {{ target.schema }}.events", **w.config(), stored_as_scd_type=scd)
     dbt(project, server, "run", "-s", "dim", "--full-refresh")
     if project.adapter == "postgres":
         for table in ("dim", "dim__cdc_state"):
@@ -262,7 +275,7 @@ def scd1_against_baseline(project: CdcProject, server, w: Workload) -> Compariso
     _prepared(project, server, w, 1)
     _copy_for_baseline(project, 1)
     _load_batch(project, w)
-    cols = w.value_columns()
+    cols = w.written_columns()
     events, base = project.relation("events"), project.relation("base")
     ranked = f"select *, row_number() over (partition by id order by seq desc) as rn from {events}"
     latest = f"select * from ({ranked}) as e where rn = 1"
@@ -344,12 +357,12 @@ def spark_against_merge(project: CdcProject, w: Workload) -> Comparison:
     copy of the same target (same table properties), on the same session."""
     assert project.spark is not None
     _load_initial(project, w)
-    project.model("dim", "select * from {{ target.schema }}.events", **CDC)
+    project.model("dim", "select * from {{ target.schema }}.events", **w.config())
     spark_dbt(project, "run", "-s", "dim")
     dim, base, events = project.relation("dim"), project.relation("base"), project.relation("events")
     project.execute(f"create table {base} {ICEBERG_MOR} as select * from {dim}")
     _load_batch(project, w)
-    cols = w.value_columns()
+    cols = w.written_columns()
     latest = (
         f"select * from (select *, row_number() over (partition by id order by seq desc) as rn from {events}) as e"
         " where rn = 1"
@@ -376,27 +389,29 @@ def spark_section(sizes: list[int], batch: int, columns: int, repeat: int, repor
     report.section(
         f"6. Spark 3.5 with Iceberg tables (local[2], dbt-spark session mode): SCD1, {batch:,} in-order events "
         f"against a hand-written dedupe + MERGE on the same session (median of {repeat})",
-        *("target rows", "auto_cdc SQL (s)", "hand-written MERGE (s)", "SQL ratio", "auto_cdc model (s)"),
-        *("statements", "same table"),
+        *("target rows", "sequence in target", "auto_cdc SQL (s)", "hand-written MERGE (s)", "SQL ratio"),
+        *("auto_cdc model (s)", "statements", "same table"),
     )
     with tempfile.TemporaryDirectory() as home:
         cache = Path.home() / ".cache" / "dbt-auto-cdc"
         session = spark_env.start_session(Path(home), cache)
         spark = SparkTarget(session, spark_env.session_parameters(Path(home), cache))
         try:
-            for size in sizes:
+            for size, written in itertools.product(sizes, (True, False)):
+                w = Workload(size, batch, columns=columns, sequence_written=written)
                 runs = []
                 for _ in range(repeat):
                     with tempfile.TemporaryDirectory() as tmp:
                         project = CdcProject(Path(tmp), "spark", None, spark=spark)
                         try:
-                            runs.append(spark_against_merge(project, Workload(size, batch, columns=columns)))
+                            runs.append(spark_against_merge(project, w))
                             statements = len(_statements(project.path / "logs" / "dbt.log"))
                         finally:
                             project.close()
                 r = sorted(runs, key=lambda c: c.ours.sql_s / c.baseline_s)[len(runs) // 2]
                 report.add(
                     f"{size:,}",
+                    w.form,
                     f"{r.ours.sql_s:.2f}",
                     f"{r.baseline_s:.2f}",
                     f"{r.ours.sql_s / r.baseline_s:.2f}x",
@@ -651,12 +666,13 @@ def run_all(
             report.section(
                 f"1. SCD1 against a hand-written MERGE ({batch:,} in-order events on {largest:,} rows; "
                 f"median of {repeat})",
-                *("adapter", "auto_cdc SQL (s)", "baseline (s)", "SQL ratio", "auto_cdc model (s)", "same table"),
-                *("dbt start-up (s)", *memory),
+                *("adapter", "sequence in target", "auto_cdc SQL (s)", "baseline (s)", "SQL ratio"),
+                *("auto_cdc model (s)", "same table", "dbt start-up (s)", *memory),
             )
-            for adapter in adapters:
-                r = against_baseline(adapter, scd1_against_baseline)
-                report.add(adapter, *_compared(r), f"{r.ours.startup_s:.1f}", *_memory(r.ours))
+            for adapter, written in itertools.product(adapters, (True, False)):
+                w = Workload(largest, batch, columns=columns, sequence_written=written)
+                r = against_baseline(adapter, scd1_against_baseline, w)
+                report.add(adapter, w.form, *_compared(r), f"{r.ours.startup_s:.1f}", *_memory(r.ours))
 
         if "2" in sections:
             report.section(

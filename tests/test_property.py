@@ -6,6 +6,7 @@ the reference model gives for the whole set of events."""
 from __future__ import annotations
 
 import types
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -36,6 +37,8 @@ def with_examples(property_test: Any, examples: int) -> Any:
 
 MODES: dict[str, dict[str, Any]] = {
     "full_rows": {},
+    # The target keeps `seq`, each row's last upsert: the state keeps only tombstones.
+    "sequence_written": {"except_column_list": ["op"]},
     "ignore_null_updates": {"ignore_null_updates": True},
     "ignore_null_city_only": {"ignore_null_updates_column_list": ["city"]},
     "columns_to_update": {"columns_to_update": "cols"},
@@ -109,12 +112,23 @@ def _events(rows: list[tuple[Any, ...]], with_columns_to_update: bool) -> list[E
 IGNORE_NULL = {"ignore_null_updates": {"name", "city"}, "ignore_null_city_only": {"city"}}
 
 
+TRACKED = {"sequence_written": COLUMNS}  # SCD2 and bitemporal: the default, without `seq`
+
+
+def _written(feed: list[Event], mode: str) -> tuple[list[Event], list[str]]:
+    """The reference's events and columns: in mode `sequence_written`, `seq` is a column each
+    event writes (the target keeps it; SCD2 and bitemporal track no `sequence_by` column by
+    default, so a change of `seq` alone updates the current version: `TRACKED`)."""
+    if mode != "sequence_written":
+        return feed, COLUMNS
+    return [replace(e, values={**e.values, "seq": e.seq}) for e in feed], [*COLUMNS, "seq"]
+
+
 def _reference(events: list[tuple[Any, ...]], mode: str) -> list[tuple[Any, ...]]:
     with_ctu = mode == "columns_to_update"
-    table = scd1(
-        _events(events, with_ctu), COLUMNS, ignore_null=IGNORE_NULL.get(mode, set()), use_columns_to_update=with_ctu
-    )
-    return as_rows(table, COLUMNS)
+    feed, columns = _written(_events(events, with_ctu), mode)
+    table = scd1(feed, columns, ignore_null=IGNORE_NULL.get(mode, set()), use_columns_to_update=with_ctu)
+    return as_rows(table, columns)
 
 
 def _load_and_run(
@@ -140,6 +154,8 @@ def test_any_split_and_arrival_order_matches_the_reference(
 
 SCD2_MODES: dict[str, dict[str, Any]] = {
     "full_rows": {},
+    # The target keeps `seq` (not tracked by default: a change of it alone updates the version).
+    "sequence_written": {"except_column_list": ["op"]},
     "track_name_only": {"track_history_column_list": ["name"]},
     "ignore_null_updates": {"ignore_null_updates": True},
     "columns_to_update": {"columns_to_update": "cols"},
@@ -156,9 +172,8 @@ def test_scd2_history_for_any_split_matches_the_reference(
     events, batches = data.draw(split_feeds(with_ctu, with_truncates=False))
     _load_and_run(module_project, batches, with_ctu, {**CONFIG, "stored_as_scd_type": 2, **SCD2_MODES[mode]})
     expected = scd2(
-        _events(events, with_ctu),
-        COLUMNS,
-        tracked=SCD2_MODES[mode].get("track_history_column_list"),
+        *_written(_events(events, with_ctu), mode),
+        tracked=SCD2_MODES[mode].get("track_history_column_list", TRACKED.get(mode)),
         ignore_null=IGNORE_NULL.get(mode, set()),
         use_columns_to_update=with_ctu,
     )
@@ -167,6 +182,7 @@ def test_scd2_history_for_any_split_matches_the_reference(
 
 CHECKPOINTED_MODES: dict[str, tuple[int, str]] = {
     "scd1_full_rows": (1, "full_rows"),
+    "scd1_sequence_written": (1, "sequence_written"),
     "scd1_columns_to_update": (1, "columns_to_update"),
     "scd2_ignore_null_updates": (2, "ignore_null_updates"),
 }
@@ -201,7 +217,8 @@ def test_checkpointed_loads_in_any_split_match_the_reference(
     columns = {**CITY_EVENTS, **({"cols": "varchar"} if with_ctu else {}), "loaded": "integer"}
     module_project.create_table("events", columns)
     config = TRUNCATING_CONFIG if scd_type == 1 else {**CONFIG, "stored_as_scd_type": 2}
-    config = {**config, **(MODES if scd_type == 1 else SCD2_MODES)[mode], "except_column_list": ["op", "seq", "loaded"]}
+    excluded = ["op", "loaded"] if mode == "sequence_written" else ["op", "seq", "loaded"]
+    config = {**config, **(MODES if scd_type == 1 else SCD2_MODES)[mode], "except_column_list": excluded}
     module_project.model("dim", MODEL, **config, checkpoint_column="loaded")
     for load in loads:
         module_project.insert("events", load)
@@ -221,6 +238,8 @@ BITEMPORAL_CONFIG = {
 }
 BITEMPORAL_MODES: dict[str, dict[str, Any]] = {
     "full_rows": {},
+    # The target keeps `seq` (business time).
+    "sequence_written": {"except_column_list": ["op", "sys"]},
     "track_name_only": {"track_history_column_list": ["name"]},
     "ignore_null_updates": {"ignore_null_updates": True},
 }
@@ -258,15 +277,17 @@ def test_bitemporal_history_for_any_split_matches_the_reference(
     events, batches = data.draw(bitemporal_feeds())
     module_project.drop_model_tables("dim")
     module_project.create_table("events", {**CITY_EVENTS, "sys": "integer"})
-    module_project.model("dim", MODEL, **BITEMPORAL_CONFIG, **BITEMPORAL_MODES[mode])
+    module_project.model("dim", MODEL, **{**BITEMPORAL_CONFIG, **BITEMPORAL_MODES[mode]})
     run_batches(module_project, *batches)
     expected = bitemporal(
-        [
-            Event(key, seq, "delete" if op == "D" else "upsert", {"name": name, "city": city}, system=system)
-            for key, name, city, op, seq, system in events
-        ],
-        COLUMNS,
-        tracked=BITEMPORAL_MODES[mode].get("track_history_column_list"),
+        *_written(
+            [
+                Event(key, seq, "delete" if op == "D" else "upsert", {"name": name, "city": city}, system=system)
+                for key, name, city, op, seq, system in events
+            ],
+            mode,
+        ),
+        tracked=BITEMPORAL_MODES[mode].get("track_history_column_list", TRACKED.get(mode)),
         ignore_null={"name", "city"} if mode == "ignore_null_updates" else set(),
     )
     assert module_project.rows("dim") == expected

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -101,6 +102,89 @@ def test_truncate_blocks_older_late_upserts_and_keeps_newer_rows(project: CdcPro
     )
     assert project.rows("dim") == [(2, "b", "y"), (4, "d", "w")]
     assert metrics == [(2, 0), (0, 1), (1, 0)]
+
+
+# --- the state's layout: with the sequence in the target, tombstones only -----------------------
+
+SEQUENCE_WRITTEN = {"except_column_list": ["op"]}  # the target keeps `seq`: each row's last upsert
+
+
+def _state_keys(project: CdcProject) -> list[Any]:
+    return sorted(row[0] for row in project.rows("dim__cdc_state"))
+
+
+def _forget_layout(project: CdcProject) -> None:
+    """Makes the run history look as one from before the state's layout was chosen."""
+    runs = project.relation("dim__cdc_runs")
+    for run_id, config in project.query(f"select run_id, config from {runs}"):
+        recorded = json.loads(config)
+        recorded.pop("state_layout", None)
+        text = json.dumps(recorded)
+        literal = (
+            text.replace("\\", "\\\\").replace("'", "\\'") if project.adapter == "spark" else text.replace("'", "''")
+        )
+        project.execute(f"update {runs} set config = '{literal}' where run_id = {run_id}")
+
+
+def test_a_target_holding_the_sequence_keeps_only_tombstones_in_the_state(project: CdcProject) -> None:
+    _setup(project, **SEQUENCE_WRITTEN)
+    run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1), (3, "c", "z", "U", 1)])
+    assert _state_keys(project) == []
+    assert run_batches(project, [(2, None, None, "D", 5), (4, None, None, "D", 5)]) == [(0, 1)]
+    assert _state_keys(project) == [2, 4]  # the tombstones of a deleted row and of a key never seen
+    before = project.snapshot("dim__cdc_state")
+    assert run_batches(project, [(1, "a2", "x", "U", 6), (3, "c2", "z", "U", 6)]) == [(2, 0)]
+    assert project.snapshot("dim__cdc_state") == before
+    assert run_batches(project, [(2, "late", "y", "U", 3), (4, "old", "w", "U", 4), (1, "older", "x", "U", 2)]) == [
+        (0, 0)
+    ]
+    assert run_batches(project, [(2, "back", "y", "U", 7), (3, "c2", "z", "U", 6)]) == [(1, 0)]  # 3: replayed
+    assert _state_keys(project) == [4]  # a key with a row again needs no tombstone
+    assert project.rows("dim") == [(1, "a2", "x", 6), (2, "back", "y", 7), (3, "c2", "z", 6)]
+
+
+def test_a_state_from_before_moves_to_tombstones_in_place(project: CdcProject) -> None:
+    """A state built before the layout was chosen holds every key's last upsert; the next run
+    finds the target holds them too and keeps only the tombstones."""
+    _setup(project, **SEQUENCE_WRITTEN)
+    run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)], [(2, None, None, "D", 3)])
+    state = project.relation("dim__cdc_state")
+    project.execute(
+        f"insert into {state} (id, __cdc_upsert_seq, __cdc_delete_seq, __cdc_deleted_at)"
+        f" select id, seq, null, null from {project.relation('dim')}"
+    )
+    _forget_layout(project)
+    assert _state_keys(project) == [1, 2]
+    assert run_batches(project, [(1, "late", "x", "U", 0), (2, "late", "y", "U", 2), (5, "e", "v", "U", 1)]) == [(1, 0)]
+    assert _state_keys(project) == [2]
+    assert project.rows("dim") == [(1, "a", "x", 1), (5, "e", "v", 1)]
+    runs = project.query(f"select config from {project.relation('dim__cdc_runs')} order by run_id desc")
+    assert json.loads(runs[0][0])["state_layout"] == "tombstones"
+
+
+def test_a_state_from_before_keeps_its_sequences_when_the_target_lacks_them(project: CdcProject) -> None:
+    """The sequence column appended to the target after rows were written is NULL in them: the
+    state keeps every row's sequence, until a full refresh."""
+    _setup(project)  # `seq` not in the target: the state keeps every key's
+    run_batches(project, [(1, "a", "x", "U", 5), (2, "b", "y", "U", 5)])
+    _forget_layout(project)
+    project.model("dim", MODEL, **{**TRUNCATING_CONFIG, **SEQUENCE_WRITTEN})
+    assert run_batches(project, [(1, "late", "x", "U", 4), (3, "c", "z", "U", 1)]) == [(1, 0)]
+    assert project.rows("dim") == [(1, "a", "x", None), (2, "b", "y", None), (3, "c", "z", 1)]
+    assert _state_keys(project) == [1, 2, 3]
+    assert run_batches(project, [(2, "late", "y", "U", 4)]) == [(0, 0)]
+    project.run("dim", full_refresh=True)
+    assert _state_keys(project) == []
+
+
+def test_the_state_takes_the_sequences_back_when_the_target_stops_holding_them(project: CdcProject) -> None:
+    _setup(project, **SEQUENCE_WRITTEN)
+    run_batches(project, [(1, "a", "x", "U", 5), (2, "b", "y", "U", 5)], [(2, None, None, "D", 6)])
+    project.model("dim", MODEL, **TRUNCATING_CONFIG)  # `seq` no longer written (it stays in the target)
+    assert run_batches(project, [(1, "late", "x", "U", 4), (3, "c", "z", "U", 1)]) == [(1, 0)]
+    assert _state_keys(project) == [1, 2, 3]
+    assert run_batches(project, [(1, "new", "x", "U", 7), (2, "late", "y", "U", 5)]) == [(1, 0)]
+    assert [row[:3] for row in project.rows("dim")] == [(1, "new", "x"), (3, "c", "z")]
 
 
 # --- partial updates ------------------------------------------------------------------------

@@ -66,7 +66,7 @@ def _on_spark(property_test: object, share: float = 1) -> object:
 
 ON_SPARK_MODULE = pytest.mark.parametrize("module_project", ["spark"], indirect=True)
 test_scd1_any_split_matches_the_reference = ON_SPARK_MODULE(
-    pytest.mark.parametrize("mode", ["full_rows", "columns_to_update"])(
+    pytest.mark.parametrize("mode", ["full_rows", "sequence_written", "columns_to_update"])(
         _on_spark(test_property.test_any_split_and_arrival_order_matches_the_reference)
     )
 )

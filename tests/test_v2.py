@@ -25,7 +25,7 @@ ON_V2_MODULE = pytest.mark.parametrize("module_project", [V2], indirect=True)
 V2_EXAMPLES = int(os.environ.get("AUTO_CDC_V2_EXAMPLES", str(HYPOTHESIS_EXAMPLES)))
 
 test_scd1_any_split_matches_the_reference = ON_V2_MODULE(
-    pytest.mark.parametrize("mode", ["full_rows", "columns_to_update"])(
+    pytest.mark.parametrize("mode", ["full_rows", "sequence_written", "columns_to_update"])(
         with_examples(test_property.test_any_split_and_arrival_order_matches_the_reference, V2_EXAMPLES)
     )
 )

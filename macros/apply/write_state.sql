@@ -33,14 +33,26 @@
 
 
 {% macro scd1_store_touched_sql(arg_dict) -%}
-  {#- Keys with neither a row nor a live tombstone drop out of the state. -#}
   {%- set cfg = arg_dict.cfg -%}
   {%- set columns = auto_cdc.quoted_list(cfg.key_columns + auto_cdc.scd1_state_columns(cfg)) -%}
   insert into {{ arg_dict.state }} ({{ columns }})
   select {{ columns }}
   from {{ arg_dict.changes }}
-  where {{ auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts) }} is not null
-     or {{ auto_cdc.seq_first('__cdc_delete_seq', cfg.seq_parts) }} is not null
+  where {{ auto_cdc.scd1_state_kept(arg_dict, none) }}
+{%- endmacro %}
+
+
+{% macro scd1_state_kept(arg_dict, alias) -%}
+  {#- SQL condition on a resolved key (`alias`: its relation's alias, or none): does the state keep
+      a row for it? Layout 'keys': while it has a row or a live tombstone; 'tombstones': while it
+      has a live tombstone and no row (the target holds a row's sequence). -#}
+  {%- set n = arg_dict.cfg.seq_parts -%}
+  {%- set upsert = auto_cdc.seq_first('__cdc_upsert_seq', n, alias) -%}
+  {%- set delete = auto_cdc.seq_first('__cdc_delete_seq', n, alias) -%}
+  {%- if arg_dict.state_layout == 'tombstones' -%}
+    {{ return('(' ~ upsert ~ ' is null and ' ~ delete ~ ' is not null)') }}
+  {%- endif -%}
+  {{ return('(' ~ upsert ~ ' is not null or ' ~ delete ~ ' is not null)') }}
 {%- endmacro %}
 
 

@@ -34,7 +34,7 @@
   {%- set shape = auto_cdc.validate_batch(cfg, temps.batch, last_run, batch.checks) -%}
   {%- set looked_up = auto_cdc.read_columns(cfg, temps.batch, none if rebuild or empty_run else target_relation, cdc_tables) -%}
   {%- set batch_columns = looked_up.batch -%}
-  {%- do auto_cdc.warn_text_sequence(cfg, batch_columns, temps.batch, none if rebuild else cdc_tables.state) -%}
+  {%- do auto_cdc.warn_text_sequence(cfg, batch_columns, temps.batch, none if rebuild else auto_cdc.stored_sequences(cfg, last_run, cdc_tables, target_relation)) -%}
   {%- do auto_cdc.enforce_contract(cfg, temps.batch) -%}
 
   {#- 5. Tables: created when rebuilding; otherwise they follow the source's columns and types
@@ -45,12 +45,15 @@
   {%- set change_feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, last_run, writes) -%}
   {%- set known_columns = [] -%}
   {%- set target_columns = [] -%}
+  {%- set state_layout = none -%}
   {%- if rebuild and (not empty_run or mode == 'create') -%}
     {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, cdc_tables, existing, writes, change_feed) -%}
+    {%- set state_layout = auto_cdc.state_layout(cfg, none, none, cdc_tables, target_relation, writes) -%}
     {%- set target_columns = auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if change_feed else [] -%}
   {%- elif not rebuild and not empty_run -%}
     {%- set schema = auto_cdc.reconcile_schema(cfg, looked_up.tables, batch_columns, cdc_tables, writes) -%}
     {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
+    {%- set state_layout = auto_cdc.state_layout(cfg, last_run, looked_up.tables, cdc_tables, target_relation, writes) -%}
     {%- set known_columns = auto_cdc.evolve_state(cfg, cdc_tables.state, schema.tables.state, writes) -%}
     {%- set target_columns = schema.tables.target -%}
   {%- endif -%}
@@ -61,7 +64,7 @@
   {%- set arg_dict = {
       'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
       'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'known_columns': known_columns,
-      'fence': fence, 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': change_feed,
+      'fence': fence, 'full_refresh': rebuild, 'state_layout': state_layout, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': change_feed,
       'previous_checkpoint': last_run.checkpoint_value if last_run and last_run.checkpoint_column == cfg.checkpoint_column else none,
   } -%}
   {%- if not empty_run -%}{%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}{%- endif -%}

@@ -45,7 +45,7 @@
     {%- do auto_cdc.validate_snapshots(cfg, temps) -%}
     {%- set looked_up = auto_cdc.read_columns(cfg, temps.snapshots, none if rebuild else target_relation, cdc_tables) -%}
     {%- set snapshot_columns = looked_up.batch -%}
-    {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns, temps.snapshots, none if rebuild else cdc_tables.versions) -%}
+    {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns, temps.snapshots, none if rebuild else auto_cdc.stored_sequences(cfg, last_run, cdc_tables, target_relation)) -%}
     {%- do auto_cdc.enforce_contract(cfg, auto_cdc.snapshot_rows_as_batch(temps.snapshots)) -%}
     {#- 5. Tables: they follow the snapshots' columns and types. From here on the run collects its
            writes, built from what it has read, and applies them together (7. apply_writes). The
@@ -79,7 +79,7 @@
         'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
         'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'known_columns': known_columns,
         'fence': none if rebuild else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps), 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': change_feed,
-        'previous_checkpoint': none,
+        'previous_checkpoint': none, 'state_layout': auto_cdc.state_layout(cfg, none, none, cdc_tables, target_relation, []),
     } -%}
     {%- if not empty_run -%}
       {%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}

@@ -68,13 +68,23 @@
     null, null,
     {%- endif %}
     {{ auto_cdc.seq_names('__cdc_watermark', n) | join(', ') }},
-    {{ auto_cdc.string_literal(tojson(cfg.state_config)) }},
+    {{ auto_cdc.string_literal(tojson(auto_cdc.recorded_state_config(arg_dict))) }},
     {{ auto_cdc.string_literal(tojson(arg_dict.flows)) if arg_dict.flows else 'null' }},
     redelivered.num_differing_redeliveries,
     redelivered.differing_redelivery
   from watermark
   cross join ({{ auto_cdc.change_counts_sql(arg_dict.changes) }}) as counts
   cross join ({{ auto_cdc.differing_redeliveries_sql(arg_dict) }}) as redelivered
+{%- endmacro %}
+
+
+{% macro recorded_state_config(arg_dict) -%}
+  {#- What the run history's `config` holds: the configuration the state depends on and, for
+      SCD1, the state's layout (state_layout), which the next run keeps. -#}
+  {%- set recorded = {} -%}
+  {%- do recorded.update(arg_dict.cfg.state_config) -%}
+  {%- if arg_dict.get('state_layout') -%}{%- do recorded.update({'state_layout': arg_dict.state_layout}) -%}{%- endif -%}
+  {{ return(recorded) }}
 {%- endmacro %}
 
 

@@ -112,7 +112,7 @@
   {%- if arg_dict.truncating %}
   union
   select {{ auto_cdc.quoted_list(cfg.key_columns, 's.') }}
-  from {{ arg_dict.state }} as s
+  from {{ auto_cdc.scd1_upserts_relation(arg_dict) }} as s
   cross join watermark as w
   where {{ auto_cdc.seq_older('__cdc_upsert_seq', '__cdc_watermark', cfg.seq_parts, 's', 'w') }}
     {%- for column in cfg.value_columns if cfg.partial %}
@@ -132,7 +132,7 @@
   select {{ auto_cdc.quoted_list(keys, 'k.') }},
     {{ auto_cdc.seq_select('__cdc_batch_upsert_seq', '__cdc_batch_upsert_seq', n, alias='b') }},
     {{ auto_cdc.seq_select('__cdc_batch_delete_seq', '__cdc_batch_delete_seq', n, alias='b') }},
-    {{ auto_cdc.seq_select('__cdc_upsert_seq', '__cdc_stored_upsert_seq', n, alias='s') }},
+    {{ auto_cdc.scd1_stored_upserts(arg_dict, 's', 't') }},
     {{ auto_cdc.seq_select('__cdc_delete_seq', '__cdc_stored_delete_seq', n, live_tombstone, alias='s') }},
     s.__cdc_deleted_at as __cdc_stored_deleted_at,
     {{ auto_cdc.seq_select('__cdc_watermark', '__cdc_watermark', n, alias='w') }},
@@ -151,6 +151,33 @@
   left join {{ auto_cdc.touched_rows(arg_dict.state, keys) }} as s on {{ auto_cdc.keys_match(keys, 'k', 's') }}
   left join {{ auto_cdc.touched_rows(arg_dict.target, keys) }} as t on {{ auto_cdc.keys_match(keys, 'k', 't') }}
   cross join watermark as w
+{%- endmacro %}
+
+
+{% macro scd1_stored_upserts(arg_dict, state_alias, target_alias) -%}
+  {#- Select list `__cdc_stored_upsert_seq`: the key's last upsert, where the state layout keeps
+      it (state_layout): in the target's `sequence_by` columns, or in the state. -#}
+  {%- set n = arg_dict.cfg.seq_parts -%}
+  {%- if arg_dict.state_layout != 'tombstones' -%}
+    {{ return(auto_cdc.seq_select('__cdc_upsert_seq', '__cdc_stored_upsert_seq', n, alias=state_alias)) }}
+  {%- endif -%}
+  {%- set parts = [] -%}
+  {%- for name in auto_cdc.seq_names('__cdc_stored_upsert_seq', n) -%}
+    {%- do parts.append(target_alias ~ '.' ~ auto_cdc.quote_identifier(arg_dict.cfg.sequence_columns[loop.index0]) ~ ' as ' ~ name) -%}
+  {%- endfor -%}
+  {{ return(parts | join(',\n    ')) }}
+{%- endmacro %}
+
+
+{% macro scd1_upserts_relation(arg_dict) -%}
+  {#- The stored rows' keys and last upserts (`__cdc_upsert_seq`), where the layout keeps them. -#}
+  {%- if arg_dict.state_layout != 'tombstones' -%}{{ return(arg_dict.state) }}{%- endif -%}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set parts = [] -%}
+  {%- for name in auto_cdc.seq_names('__cdc_upsert_seq', cfg.seq_parts) -%}
+    {%- do parts.append(auto_cdc.quote_identifier(cfg.sequence_columns[loop.index0]) ~ ' as ' ~ name) -%}
+  {%- endfor -%}
+  {{ return('(select ' ~ auto_cdc.quoted_list(cfg.key_columns) ~ ', ' ~ parts | join(', ') ~ ' from ' ~ arg_dict.target ~ ')') }}
 {%- endmacro %}
 
 

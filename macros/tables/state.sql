@@ -1,7 +1,8 @@
 {#- Stage 5, tables (existing state follows the configuration). In: `cfg`, the stored state's
-    columns as the run's earlier writes leave them. Out, as the run's writes: per-column
-    sequences or event flags added or dropped as partial updates are turned on or off. Returns
-    the appended columns the stored SCD2 events know of. -#}
+    columns as the run's earlier writes leave them, the last run's record. Out, as the run's
+    writes: per-column sequences or event flags added or dropped as partial updates are turned
+    on or off; SCD1's state moved between its layouts. Returns the appended columns the stored
+    SCD2 events know of, and SCD1's layout. -#}
 
 {% macro evolve_state(cfg, state, state_columns, writes) -%}
   {#- Keep the state in step with the configuration; returns the value columns the stored SCD2
@@ -90,4 +91,97 @@
       ALTERs: DuckDB 1.5 (dbt v2's) cannot commit an ALTER that follows an UPDATE of the same
       table in one transaction. -#}
   update {{ relation }} set {% for name, value_sql in values.items() %}{{ auto_cdc.quote_identifier(name) }} = {{ value_sql }}{{ ', ' if not loop.last }}{% endfor %}
+{%- endmacro %}
+
+
+{% macro state_layout(cfg, last_run, tables, cdc_tables, target, writes) -%}
+  {#- SCD1: where each row's last upsert sequence is kept. 'tombstones': in the target, which
+      holds the `sequence_by` columns (sequence_in_target), so the state keeps only the live
+      tombstones of keys without a row: small, and a run that adds or clears none changes no
+      state. 'keys': in the state, one row per key with a row or a live tombstone (partial
+      updates, which keep a sequence per column; flows; a sequence that is an expression or
+      that the target leaves out; snapshots). none for SCD2 and bitemporal.
+      Chosen when the state is built (`tables` none: a rebuild); an applying run keeps the
+      layout its state has (recorded_state_layout), moving it to 'keys' when the configuration
+      no longer allows 'tombstones', and once to 'tombstones' a state from before the choice
+      whose target holds every row's sequence. A state with 'keys' stays so until a full
+      refresh. The moves go to `writes`, before anything else reads or writes the state. -#}
+  {%- if cfg.scd_type != '1' -%}{{ return(none) }}{%- endif -%}
+  {%- set wanted = 'tombstones' if auto_cdc.sequence_in_target(cfg) else 'keys' -%}
+  {%- if tables is none -%}{{ return(wanted) }}{%- endif -%}
+  {%- set recorded = auto_cdc.recorded_state_layout(last_run) -%}
+  {%- set target_names = [] -%}
+  {%- for kind, relation, columns in tables if kind == 'target' -%}
+    {%- do target_names.extend(columns | map(attribute='name') | map('lower') | list) -%}
+  {%- endfor -%}
+  {%- set held = [] -%}
+  {%- for column in cfg.sequence_columns if column | lower in target_names -%}{%- do held.append(column) -%}{%- endfor -%}
+  {%- if recorded == 'tombstones' and wanted == 'keys' -%}
+    {%- if held | length < cfg.seq_parts -%}
+      {%- do auto_cdc.model_error(cfg.model_name, "its state keeps each row's sequence in " ~ target ~ "'s `sequence_by` column(s) "
+          ~ (cfg.sequence_columns | join(', ')) ~ ", which it no longer has; nothing was written. Rebuild with `dbt run --full-refresh -s "
+          ~ cfg.model_name ~ "`.") -%}
+    {%- endif -%}
+    {%- do writes.append(auto_cdc.sequences_into_state_sql(cfg, target, cdc_tables.state)) -%}
+    {{ return('keys') }}
+  {%- elif recorded is none and wanted == 'tombstones' -%}
+    {#- A state from before the choice: every row's sequence is in it. The target holds the same
+        unless the sequence columns were appended after rows were written (NULL there). -#}
+    {%- if held | length == cfg.seq_parts and run_query(auto_cdc.sequences_differ_sql(cfg, target, cdc_tables.state)).rows[0][0] == 0 -%}
+      {%- do writes.append(auto_cdc.forget_stored_upserts_sql(cfg, cdc_tables.state)) -%}
+      {{ return('tombstones') }}
+    {%- endif -%}
+    {%- do log("auto_cdc: " ~ cfg.model_name ~ ": keeps each row's sequence in its state, as " ~ target ~ " lacks it for some rows;"
+               ~ " `--full-refresh` moves it to a state of tombstones only", info=true) -%}
+    {{ return('keys') }}
+  {%- endif -%}
+  {{ return(recorded or 'keys') }}
+{%- endmacro %}
+
+
+{% macro sequence_in_target(cfg) -%}
+  {#- Does the target hold each row's last upsert sequence? SCD1 without partial updates (whose
+      sequences are per column) or flows (a snapshot flow's rows carry a version, not the
+      column), every `sequence_by` part a column the model writes. -#}
+  {%- set written = cfg.written_columns | map('lower') | list -%}
+  {{ return(cfg.scd_type == '1' and not cfg.partial and not cfg.flows and not cfg.snapshot
+            and cfg.sequence_columns | length == cfg.seq_parts
+            and cfg.sequence_columns | map('lower') | reject('in', written) | list | length == 0) }}
+{%- endmacro %}
+
+
+{% macro recorded_state_layout(last_run) -%}
+  {#- The SCD1 layout the last run recorded (its config's `state_layout`), or none: no run yet,
+      or a state from before the choice (every row's sequence in it). -#}
+  {{ return(((last_run or {}).get('config') or {}).get('state_layout')) }}
+{%- endmacro %}
+
+
+{% macro sequences_into_state_sql(cfg, target, state) -%}
+  {#- 'tombstones' to 'keys': each row's sequence from the target (the state holds no row of a
+      key the target has). Every column named (Spark's INSERT fills in none), before partial
+      updates add theirs (evolve_state). -#}
+  {%- set n = cfg.seq_parts -%}
+  {%- set deletes = auto_cdc.seq_names('__cdc_delete_seq', n) -%}
+  insert into {{ state }} ({{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_upsert_seq', n) | join(', ') }}, {{ deletes | join(', ') }}, __cdc_deleted_at)
+  select {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.quoted_list(cfg.sequence_columns) }}{% for name in deletes %}, null{% endfor %}, null
+  from {{ target }}
+{%- endmacro %}
+
+
+{% macro sequences_differ_sql(cfg, target, state) -%}
+  {#- How many keys' stored sequence the target does not hold. -#}
+  {%- set upserts = auto_cdc.seq_names('__cdc_upsert_seq', cfg.seq_parts) -%}
+  select count(*)
+  from {{ state }} as s
+  left join {{ target }} as t on {{ auto_cdc.keys_match(cfg.key_columns, 's', 't') }}
+  where s.{{ upserts[0] }} is not null and (false
+    {%- for column in cfg.sequence_columns %} or t.{{ auto_cdc.quote_identifier(column) }} is distinct from s.{{ upserts[loop.index0] }}{% endfor %})
+{%- endmacro %}
+
+
+{% macro forget_stored_upserts_sql(cfg, state) -%}
+  {#- 'keys' to 'tombstones': the target holds the rows' sequences; a tombstone of a key that
+      has a row again blocks nothing its sequence does not (no partial updates). -#}
+  delete from {{ state }} where {{ auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts) }} is not null
 {%- endmacro %}

@@ -162,7 +162,7 @@
       (ISO-8601 timestamps, zero-padded numbers, SQL Server LSNs) orders correctly, so a run
       warns unless every value of its batch has one width, the width a stored sequence has.
       Checked so from the first run on, that stored width is every stored sequence's.
-      `batch`: the batch (snapshots); `stored`: the state (the processed versions), or none. -#}
+      `batch`: the batch (snapshots); `stored`: where a stored sequence is (stored_sequences), or none. -#}
   {%- set names = ['__cdc_version'] if cfg.snapshot else auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   {#- dbt's is_string() misses Spark's `string`. -#}
   {%- for column in batch_columns if column.name in names and (column.is_string() or column.dtype | lower == 'string') -%}
@@ -181,16 +181,32 @@
 {%- endmacro %}
 
 
-{% macro text_widths_sql(cfg, name, part, batch, stored) -%}
-  {#- The shortest and longest value of a batch column, and the width of one stored sequence. -#}
+{% macro stored_sequences(cfg, last_run, cdc_tables, target) -%}
+  {#- Where a stored sequence is, to compare its width with the batch's: {'relation', 'parts':
+      SQL of each part}. The processed versions; an SCD1 state's last upsert or delete, or the
+      target's `sequence_by` columns where they are kept there (state_layout); SCD2's events. -#}
   {%- set n = cfg.seq_parts -%}
   {%- if cfg.snapshot -%}
-    {%- set stored_value = 'version' -%}
+    {{ return({'relation': cdc_tables.versions, 'parts': ['version']}) }}
+  {%- elif cfg.scd_type == '1' and auto_cdc.recorded_state_layout(last_run) == 'tombstones' -%}
+    {%- set parts = [] -%}
+    {%- for column in cfg.sequence_columns -%}{%- do parts.append(auto_cdc.quote_identifier(column)) -%}{%- endfor -%}
+    {{ return({'relation': target, 'parts': parts}) }}
   {%- elif cfg.scd_type == '1' -%}
-    {%- set stored_value = 'coalesce(' ~ auto_cdc.seq_names('__cdc_upsert_seq', n)[part] ~ ', ' ~ auto_cdc.seq_names('__cdc_delete_seq', n)[part] ~ ')' -%}
-  {%- else -%}
-    {%- set stored_value = auto_cdc.seq_names('__cdc_seq', n)[part] -%}
+    {%- set parts = [] -%}
+    {%- for upsert in auto_cdc.seq_names('__cdc_upsert_seq', n) -%}
+      {%- do parts.append('coalesce(' ~ upsert ~ ', ' ~ auto_cdc.seq_names('__cdc_delete_seq', n)[loop.index0] ~ ')') -%}
+    {%- endfor -%}
+    {{ return({'relation': cdc_tables.state, 'parts': parts}) }}
   {%- endif -%}
+  {{ return({'relation': cdc_tables.state, 'parts': auto_cdc.seq_names('__cdc_seq', n)}) }}
+{%- endmacro %}
+
+
+{% macro text_widths_sql(cfg, name, part, batch, stored) -%}
+  {#- The shortest and longest value of a batch column, and the width of one stored sequence
+      (`stored`: stored_sequences, or none). -#}
+  {%- set stored_value = stored.parts[part] if stored is not none else none -%}
   select
     (select min(length({{ name }})) from {{ batch }}),
     (select max(length({{ name }})) from {{ batch }}),
@@ -198,7 +214,7 @@
     cast(null as integer)
     {%- else %}
     {#- Cast: a sequence that was not text before (a type change, failed later) has no length. #}
-    (select length(cast({{ stored_value }} as {{ dbt.type_string() }})) from {{ stored }} where {{ stored_value }} is not null limit 1)
+    (select length(cast({{ stored_value }} as {{ dbt.type_string() }})) from {{ stored.relation }} where {{ stored_value }} is not null limit 1)
     {%- endif %}
 {%- endmacro %}
 

@@ -34,12 +34,12 @@
 {% macro spark__write_state_statements(arg_dict) -%}
   {%- set cfg = arg_dict.cfg -%}
   {%- if cfg.scd_type == '1' -%}
-    {#- A key keeps a state row while it has a visible row or a live tombstone. Tombstones past
+    {#- A key keeps a state row as the layout says (scd1_state_kept). Tombstones past
         their retention (and not changed by this run) join the changes as keys with no state,
         so the same MERGE forgets them: one write, not two. (A state this run creates holds none.) -#}
     {%- set n = cfg.seq_parts -%}
     {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) -%}
-    {%- set kept -%}({{ auto_cdc.seq_first('c.__cdc_upsert_seq', n) }} is not null or {{ auto_cdc.seq_first('c.__cdc_delete_seq', n) }} is not null){%- endset -%}
+    {%- set kept = auto_cdc.scd1_state_kept(arg_dict, 'c') -%}
     {%- set stored = auto_cdc.scd1_state_columns(cfg) -%}
     {%- set keys = cfg.key_columns -%}
     {%- set source -%}
