@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,7 @@ class Measure:
     dbt_peak_mb: float
     db_peak_mb: float | None
     message: str = ""
+    statements: int = 0  # how many the model ran
 
 
 @dataclass
@@ -194,6 +196,7 @@ def dbt(project: CdcProject, server: postgres_server.PostgresServer | None, *arg
     model_s = sum(float(r["execution_time"]) for r in results)
     return Measure(
         sql_s=_statement_seconds(log),
+        statements=len(_statements(log)),
         model_s=model_s,
         startup_s=wall - model_s,
         dbt_peak_mb=memory.dbt_mb,
@@ -349,7 +352,7 @@ def spark_dbt(project: CdcProject, *args: str) -> Measure:
         raise RuntimeError(f"{' '.join(args)} failed:\n{outcome.error}")
     model_s = sum(float(r.execution_time) for r in outcome.results)
     message = "; ".join(str(r.message or "") for r in outcome.results)
-    return Measure(_statement_seconds(log), model_s, wall - model_s, 0.0, None, message)
+    return Measure(_statement_seconds(log), model_s, wall - model_s, 0.0, None, message, len(_statements(log)))
 
 
 def spark_against_merge(project: CdcProject, w: Workload) -> Comparison:
@@ -488,29 +491,39 @@ def _many_events(project: CdcProject, table: str, w: Workload, loaded: int) -> N
     )
 
 
-def many_models(project: CdcProject, server, models: int) -> dict[str, Measure]:
+def many_models(
+    project: CdcProject, server, models: int, w: Workload = MANY, incremental_first: bool | None = None
+) -> dict[str, Measure]:
     """`models` tables kept up to date by one `dbt run` (one thread), as auto_cdc models and as
     dbt incremental merge models over the same feeds: the second run of each, which applies one
-    load of events to every table, in turns."""
+    load of events to every table, in turns (`incremental_first`; by default by the number of
+    models). The auto_cdc models keep `seq` when `w.sequence_written`."""
+    excluded = ["op", "loaded"] if w.sequence_written else ["op", "seq", "loaded"]
     for i in range(models):
-        _many_events(project, f"events{i}", MANY, 1)
+        _many_events(project, f"events{i}", w, 1)
         project.model(
             f"cdc{i}",
             f"select * from {{{{ target.schema }}}}.events{i}",
-            **{**CDC, "except_column_list": ["op", "seq", "loaded"]},
+            **{**CDC, "except_column_list": excluded},
             checkpoint_column="loaded",
             tags=["auto_cdc"],
         )
         project.write(f"models/inc{i}.sql", INCREMENTAL_MERGE.format(events=f"events{i}"))
     dbt(project, server, "run", "--threads", "1")
     for i in range(models):
-        _many_events(project, f"events{i}", MANY, 2)
+        _many_events(project, f"events{i}", w, 2)
     if project.adapter == "postgres":
         project.execute("analyze")
+    if incremental_first is None:
+        incremental_first = models % 2 == 0
     measured: dict[str, Measure] = {}
-    for tool in ("auto_cdc", "incremental") if models % 2 else ("incremental", "auto_cdc"):
+    for tool in ("incremental", "auto_cdc") if incremental_first else ("auto_cdc", "incremental"):
         measured[tool] = dbt(project, server, "run", "--threads", "1", "-s", f"tag:{tool}")
     return measured
+
+
+# Section 8: the user's question of issue 47: one large replicated table, a `dbt run` per load.
+BIG_TABLE = Workload(target_rows=1_000_000, batch=10_000, update_share=0.7, delete_share=0.1)
 
 
 def snapshots_against_dbt_snapshot(project: CdcProject, server, rows: int, versions: int) -> dict[str, object]:
@@ -639,7 +652,7 @@ def run_all(
     snapshot_rows: int,
     repeat: int,
     report: Report,
-    sections: str = "1234567",
+    sections: str = "12345678",
 ) -> None:
     server = postgres_server.start(SERVER_SETTINGS) if "postgres" in adapters else None
     largest = sizes[-1]
@@ -800,6 +813,37 @@ def run_all(
                         f"{sql['auto_cdc']:.2f}",
                         f"{sql['incremental']:.2f}",
                     )
+        if "8" in sections:
+            w = BIG_TABLE
+            report.section(
+                f"8. One big table: {w.target_rows:,} rows, {w.batch:,} in-order events per dbt run, one model a "
+                f"run, auto_cdc against a dbt incremental merge model (median of {repeat}, in alternating order)",
+                *("adapter", "sequence in target", "auto_cdc model (s)", "incremental model (s)", "model ratio"),
+                *("auto_cdc wall (s)", "incremental wall (s)", "wall ratio", "auto_cdc Python/Jinja (s)"),
+                *("events/s applied (model time)", "statements"),
+            )
+            for adapter, written in itertools.product(adapters, (True, False)):
+                w = Workload(BIG_TABLE.target_rows, BIG_TABLE.batch, sequence_written=written)
+                runs = []
+                for i in range(repeat):
+                    with fresh(adapter) as project:
+                        runs.append(many_models(project, server, 1, w, incremental_first=i % 2 == 1))
+                wall = {t: statistics.median(r[t].model_s + r[t].startup_s for r in runs) for t in runs[0]}
+                model = {t: statistics.median(r[t].model_s for r in runs) for t in runs[0]}
+                jinja = statistics.median(r["auto_cdc"].model_s - r["auto_cdc"].sql_s for r in runs)
+                report.add(
+                    adapter,
+                    w.form,
+                    f"{model['auto_cdc']:.2f}",
+                    f"{model['incremental']:.2f}",
+                    f"{model['auto_cdc'] / model['incremental']:.2f}x",
+                    f"{wall['auto_cdc']:.2f}",
+                    f"{wall['incremental']:.2f}",
+                    f"{wall['auto_cdc'] / wall['incremental']:.2f}x",
+                    f"{jinja:.2f}",
+                    f"{w.batch / model['auto_cdc']:,.0f}",
+                    runs[0]["auto_cdc"].statements,
+                )
     finally:
         if server is not None:
             server.stop()
@@ -816,7 +860,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="fresh set-ups per comparison with a baseline (median)")
     parser.add_argument("--quick", action="store_true", help="small sizes; print only")
     parser.add_argument("--profile", type=int, default=0, help="print each dbt run's N slowest statements")
-    parser.add_argument("--only", nargs="+", choices="1234567", help="measure only these sections (print only)")
+    parser.add_argument("--only", nargs="+", choices="12345678", help="measure only these sections (print only)")
     parser.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
     args = parser.parse_args()
     if args.quick:
@@ -826,7 +870,7 @@ def main() -> None:
     global PROFILE
     PROFILE = args.profile
     sizes = (args.sizes, args.big, args.batch, args.columns, args.snapshot_rows, args.repeat)
-    run_all(args.adapters, *sizes, report, "".join(args.only or "1234567"))
+    run_all(args.adapters, *sizes, report, "".join(args.only or "12345678"))
     if args.quick or args.only:
         return
     head = (REPO / "bench" / "BENCHMARKS.head.md").read_text()
