@@ -187,6 +187,22 @@ def test_the_state_takes_the_sequences_back_when_the_target_stops_holding_them(p
     assert [row[:3] for row in project.rows("dim")] == [(1, "new", "x"), (3, "c", "z")]
 
 
+def test_moving_the_sequences_back_can_be_replayed(project: CdcProject) -> None:
+    # As a Spark run leaves it that moved them and stopped before recording itself (no
+    # transactions there): the next run moves them again, and must not add the keys twice.
+    _setup(project, **SEQUENCE_WRITTEN)
+    run_batches(project, [(1, "a", "x", "U", 5), (2, "b", "y", "U", 5)], [(2, None, None, "D", 6)])
+    state, dim = project.relation("dim__cdc_state"), project.relation("dim")
+    project.execute(
+        f"insert into {state} (id, __cdc_upsert_seq, __cdc_delete_seq, __cdc_deleted_at)"
+        f" select id, seq, null, null from {dim}"
+    )
+    project.model("dim", MODEL, **TRUNCATING_CONFIG)
+    assert run_batches(project, [(1, "late", "x", "U", 4), (3, "c", "z", "U", 1)]) == [(1, 0)]
+    assert _state_keys(project) == [1, 2, 3]
+    assert [row[:3] for row in project.rows("dim")] == [(1, "a", "x"), (3, "c", "z")]
+
+
 # --- partial updates ------------------------------------------------------------------------
 
 

@@ -159,13 +159,15 @@
 
 {% macro sequences_into_state_sql(cfg, target, state) -%}
   {#- 'tombstones' to 'keys': each row's sequence from the target (the state holds no row of a
-      key the target has). Every column named (Spark's INSERT fills in none), before partial
-      updates add theirs (evolve_state). -#}
+      key the target has, unless a Spark run that stopped before recording itself moved it
+      already: those are left as they are, so the move can be replayed). Every column named
+      (Spark's INSERT fills in none), before partial updates add theirs (evolve_state). -#}
   {%- set n = cfg.seq_parts -%}
   {%- set deletes = auto_cdc.seq_names('__cdc_delete_seq', n) -%}
   insert into {{ state }} ({{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_upsert_seq', n) | join(', ') }}, {{ deletes | join(', ') }}, __cdc_deleted_at)
-  select {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.quoted_list(cfg.sequence_columns) }}{% for name in deletes %}, null{% endfor %}, null
-  from {{ target }}
+  select {{ auto_cdc.quoted_list(cfg.key_columns, 't.') }}, {{ auto_cdc.quoted_list(cfg.sequence_columns, 't.') }}{% for name in deletes %}, null{% endfor %}, null
+  from {{ target }} as t
+  where not exists (select 1 from {{ state }} as s where {{ auto_cdc.keys_match(cfg.key_columns, 's', 't') }})
 {%- endmacro %}
 
 
