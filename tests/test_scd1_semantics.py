@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness import CdcProject
-from scenarios import CITY_EVENTS, CONFIG, EPOCH_CONFIG, EPOCH_EVENTS, MODEL, TRUNCATING_CONFIG, run_batches
+from scenarios import CITY_EVENTS, CONFIG, EPOCH_CONFIG, EPOCH_EVENTS, MODEL, TRUNCATING_CONFIG, fails, run_batches
 
 pytestmark = [pytest.mark.spark, pytest.mark.dbt_v2]  # on Spark too
 
@@ -201,6 +201,16 @@ def test_moving_the_sequences_back_can_be_replayed(project: CdcProject) -> None:
     assert run_batches(project, [(1, "late", "x", "U", 4), (3, "c", "z", "U", 1)]) == [(1, 0)]
     assert _state_keys(project) == [1, 2, 3]
     assert [row[:3] for row in project.rows("dim")] == [(1, "a", "x"), (3, "c", "z")]
+
+
+def test_a_sequence_column_dropped_from_the_target_fails_before_writing(project: CdcProject) -> None:
+    # Appended again (on_schema_change's default), it would be NULL in every row: no row would
+    # have a sequence left, and older late events would overwrite newer rows.
+    _setup(project, **SEQUENCE_WRITTEN)
+    run_batches(project, [(1, "a", "x", "U", 5)])
+    project.execute(f"alter table {project.relation('dim')} drop column seq")
+    project.replace_rows("events", [(1, "late", "x", "U", 4)])
+    fails(project, "column(s) seq, which it no longer has; nothing was written", "dbt run --full-refresh -s dim")
 
 
 # --- partial updates ------------------------------------------------------------------------

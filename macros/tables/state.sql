@@ -116,12 +116,14 @@
   {%- endfor -%}
   {%- set held = [] -%}
   {%- for column in cfg.sequence_columns if column | lower in target_names -%}{%- do held.append(column) -%}{%- endfor -%}
+  {%- if recorded == 'tombstones' and held | length < cfg.seq_parts -%}
+    {#- Whatever is wanted: a sequence column dropped from the target (and appended again, NULL,
+        by this run's schema change) would leave every row without its sequence. -#}
+    {%- do auto_cdc.model_error(cfg.model_name, "its state keeps each row's sequence in " ~ target ~ "'s `sequence_by` column(s) "
+        ~ (cfg.sequence_columns | join(', ')) ~ ", which it no longer has; nothing was written. Rebuild with `dbt run --full-refresh -s "
+        ~ cfg.model_name ~ "`.") -%}
+  {%- endif -%}
   {%- if recorded == 'tombstones' and wanted == 'keys' -%}
-    {%- if held | length < cfg.seq_parts -%}
-      {%- do auto_cdc.model_error(cfg.model_name, "its state keeps each row's sequence in " ~ target ~ "'s `sequence_by` column(s) "
-          ~ (cfg.sequence_columns | join(', ')) ~ ", which it no longer has; nothing was written. Rebuild with `dbt run --full-refresh -s "
-          ~ cfg.model_name ~ "`.") -%}
-    {%- endif -%}
     {%- do writes.append(auto_cdc.sequences_into_state_sql(cfg, target, cdc_tables.state)) -%}
     {{ return('keys') }}
   {%- elif recorded is none and wanted == 'tombstones' -%}
