@@ -173,6 +173,9 @@ def test_a_state_from_before_keeps_its_sequences_when_the_target_lacks_them(proj
     assert project.rows("dim") == [(1, "a", "x", None), (2, "b", "y", None), (3, "c", "z", 1)]
     assert _state_keys(project) == [1, 2, 3]
     assert run_batches(project, [(2, "late", "y", "U", 4)]) == [(0, 0)]
+    project.replace_rows("events", [])
+    logs = "\n".join(project.run("dim").logs)
+    assert "keeps each row's sequence in its state" in logs and "--full-refresh -s dim" in logs
     project.run("dim", full_refresh=True)
     assert _state_keys(project) == []
 

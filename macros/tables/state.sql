@@ -133,9 +133,13 @@
       {%- do writes.append(auto_cdc.forget_stored_upserts_sql(cfg, cdc_tables.state)) -%}
       {{ return('tombstones') }}
     {%- endif -%}
-    {%- do log("auto_cdc: " ~ cfg.model_name ~ ": keeps each row's sequence in its state, as " ~ target ~ " lacks it for some rows;"
-               ~ " `--full-refresh` moves it to a state of tombstones only", info=true) -%}
-    {{ return('keys') }}
+  {%- endif -%}
+  {%- if wanted == 'tombstones' and recorded != 'tombstones' -%}
+    {#- A state from before the choice whose target lacks some rows' sequence, or one built or
+        moved while the target did not hold it: say how to reach the faster layout. -#}
+    {%- do log("auto_cdc: " ~ cfg.model_name ~ ": keeps each row's sequence in its state (built while " ~ target
+               ~ " did not hold it for every row); `dbt run --full-refresh -s " ~ cfg.model_name
+               ~ "` moves it to a state of tombstones only, the faster layout", info=true) -%}
   {%- endif -%}
   {{ return(recorded or 'keys') }}
 {%- endmacro %}
