@@ -139,7 +139,7 @@ def test_a_target_holding_the_sequence_keeps_only_tombstones_in_the_state(projec
         (0, 0)
     ]
     assert run_batches(project, [(2, "back", "y", "U", 7), (3, "c2", "z", "U", 6)]) == [(1, 0)]  # 3: replayed
-    assert _state_keys(project) == [4]  # a key with a row again needs no tombstone
+    assert _state_keys(project) == [2, 4]  # a key with a row again keeps its tombstone while it lives
     assert project.rows("dim") == [(1, "a2", "x", 6), (2, "back", "y", 7), (3, "c2", "z", 6)]
 
 
@@ -204,6 +204,20 @@ def test_moving_the_sequences_back_can_be_replayed(project: CdcProject) -> None:
     assert run_batches(project, [(1, "late", "x", "U", 4), (3, "c", "z", "U", 1)]) == [(1, 0)]
     assert _state_keys(project) == [1, 2, 3]
     assert [row[:3] for row in project.rows("dim")] == [(1, "a", "x"), (3, "c", "z")]
+
+
+def test_a_tombstone_outlives_the_keys_return_so_a_move_to_partial_updates_keeps_it(project: CdcProject) -> None:
+    # Found by a review: a state of tombstones dropped a key's tombstone once it had a row again.
+    # Moved to per-column sequences (partial updates), a column appended later has none, and only
+    # the delete stops an event older than it from filling that column.
+    _setup(project, **SEQUENCE_WRITTEN)
+    run_batches(project, [(1, "a", "x", "U", 5)], [(1, None, None, "D", 10)], [(1, "back", "y", "U", 15)])
+    assert _state_keys(project) == [1]  # its tombstone, live for tombstone_retention
+    project.model("dim", MODEL, **{**TRUNCATING_CONFIG, **SEQUENCE_WRITTEN, "ignore_null_updates": True})
+    assert run_batches(project, [(1, None, "y2", "U", 16)]) == [(1, 0)]
+    project.add_column("events", "zip", "varchar")
+    assert run_batches(project, [(1, None, None, "U", 7, "01000")]) == [(0, 0)]
+    assert project.rows("dim") == [(1, "back", "y2", 16, None)]
 
 
 def test_a_sequence_column_dropped_from_the_target_fails_before_writing(project: CdcProject) -> None:

@@ -45,12 +45,14 @@
 {% macro scd1_state_kept(arg_dict, alias) -%}
   {#- SQL condition on a resolved key (`alias`: its relation's alias, or none): does the state keep
       a row for it? Layout 'keys': while it has a row or a live tombstone; 'tombstones': while it
-      has a live tombstone and no row (the target holds a row's sequence). -#}
+      has a live tombstone, with a row again or not. The row's sequence is in the target, but
+      a move to 'keys' with partial updates needs the delete's: only it stops an event older
+      than the delete from writing a column appended later (no sequence of its own yet). -#}
   {%- set n = arg_dict.cfg.seq_parts -%}
   {%- set upsert = auto_cdc.seq_first('__cdc_upsert_seq', n, alias) -%}
   {%- set delete = auto_cdc.seq_first('__cdc_delete_seq', n, alias) -%}
   {%- if arg_dict.state_layout == 'tombstones' -%}
-    {{ return('(' ~ upsert ~ ' is null and ' ~ delete ~ ' is not null)') }}
+    {{ return('(' ~ delete ~ ' is not null)') }}
   {%- endif -%}
   {{ return('(' ~ upsert ~ ' is not null or ' ~ delete ~ ' is not null)') }}
 {%- endmacro %}
@@ -59,7 +61,7 @@
 {% macro scd1_forget_expired_sql(arg_dict) -%}
   {#- Tombstones past their retention are forgotten: late upserts pass them again. -#}
   delete from {{ arg_dict.state }} as s
-  where {{ auto_cdc.tombstone_expired(arg_dict.cfg, 's') }}
+  where {{ auto_cdc.tombstone_expired(arg_dict.cfg, 's', arg_dict.state_layout) }}
 {%- endmacro %}
 
 

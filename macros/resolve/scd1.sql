@@ -128,7 +128,7 @@
   {%- set n = cfg.seq_parts -%}
   {%- set keys = cfg.key_columns -%}
   {#- A tombstone past its retention is forgotten: late upserts pass it again. -#}
-  {%- set live_tombstone = 'not (' ~ auto_cdc.tombstone_expired(cfg, 's') ~ ')' -%}
+  {%- set live_tombstone = 'not (' ~ auto_cdc.tombstone_expired(cfg, 's', arg_dict.state_layout) ~ ')' -%}
   select {{ auto_cdc.quoted_list(keys, 'k.') }},
     {{ auto_cdc.seq_select('__cdc_batch_upsert_seq', '__cdc_batch_upsert_seq', n, alias='b') }},
     {{ auto_cdc.seq_select('__cdc_batch_delete_seq', '__cdc_batch_delete_seq', n, alias='b') }},

@@ -97,8 +97,7 @@
 {% macro state_layout(cfg, last_run, tables, cdc_tables, target, writes) -%}
   {#- SCD1: where each row's last upsert sequence is kept. 'tombstones': in the target, which
       holds the `sequence_by` columns (sequence_in_target), so the state keeps only the live
-      tombstones of keys without a row: small, and a run that adds or clears none changes no
-      state. 'keys': in the state, one row per key with a row or a live tombstone (partial
+      tombstones (scd1_state_kept): small, and a run that adds or clears none changes no state. 'keys': in the state, one row per key with a row or a live tombstone (partial
       updates, which keep a sequence per column; flows; a sequence that is an expression or
       that the target leaves out; snapshots). none for SCD2 and bitemporal.
       Chosen when the state is built (`tables` none: a rebuild); an applying run keeps the
@@ -164,10 +163,11 @@
 
 
 {% macro sequences_into_state_sql(cfg, target, state) -%}
-  {#- 'tombstones' to 'keys': each row's sequence from the target (the state holds no row of a
-      key the target has, unless a Spark run that stopped before recording itself moved it
-      already: those are left as they are, so the move can be replayed). Every column named
-      (Spark's INSERT fills in none), before partial updates add theirs (evolve_state). -#}
+  {#- 'tombstones' to 'keys': each row's sequence from the target, for the keys the state has no
+      row of (a key with a row again keeps its tombstone and sequence there: scd1_state_kept;
+      a Spark run that stopped before recording itself moved the others already: the move is
+      replayed). Every column named (Spark's INSERT fills in none), before partial updates add
+      theirs (evolve_state). -#}
   {%- set n = cfg.seq_parts -%}
   {%- set deletes = auto_cdc.seq_names('__cdc_delete_seq', n) -%}
   insert into {{ state }} ({{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_upsert_seq', n) | join(', ') }}, {{ deletes | join(', ') }}, __cdc_deleted_at)
@@ -189,7 +189,8 @@
 
 
 {% macro forget_stored_upserts_sql(cfg, state) -%}
-  {#- 'keys' to 'tombstones': the target holds the rows' sequences; a tombstone of a key that
-      has a row again blocks nothing its sequence does not (no partial updates). -#}
-  delete from {{ state }} where {{ auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts) }} is not null
+  {#- 'keys' to 'tombstones': the target holds the rows' sequences. A key with a row again keeps
+      its tombstone (scd1_state_kept) until it expires. -#}
+  delete from {{ state }}
+  where {{ auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts) }} is not null and {{ auto_cdc.seq_first('__cdc_delete_seq', cfg.seq_parts) }} is null
 {%- endmacro %}

@@ -48,7 +48,7 @@
      union all
      select {{ auto_cdc.quoted_list(keys, 's.') }}{% for column in stored %}, null{% endfor %}
      from {{ arg_dict.state }} as s
-     where {{ auto_cdc.tombstone_expired(cfg, 's') }}
+     where {{ auto_cdc.tombstone_expired(cfg, 's', arg_dict.state_layout) }}
        and not exists (select 1 from {{ arg_dict.changes }} as t where {{ auto_cdc.keys_match(keys, 't', 's') }})
      {%- endif %})
     {%- endset -%}
