@@ -728,7 +728,7 @@ def run_all(
                 f"3. Scaling: {batch:,} events (60% updates, 10% late, 10% deletes, 10% new keys) on growing targets; "
                 f"SCD1 beside the hand-written MERGE (median of {repeat})",
                 *("adapter", "SCD", "target rows", "SQL (s)", "hand-written MERGE (s)", "SQL ratio", "model (s)"),
-                *("dbt start-up (s)", *memory),
+                *("events/s applied (SQL)", "events/s applied (model time)", "statements", "dbt start-up (s)", *memory),
             )
             for adapter in adapters:
                 for scd in (1, 2):
@@ -749,6 +749,9 @@ def run_all(
                             base,
                             ratio,
                             f"{m.model_s:.2f}",
+                            f"{batch / m.sql_s:,.0f}",
+                            f"{batch / m.model_s:,.0f}",
+                            m.statements,
                             f"{m.startup_s:.1f}",
                             *_memory(m),
                         )

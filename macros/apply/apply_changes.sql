@@ -14,9 +14,10 @@
 
   {#- Apply, then record. The change feed (if on) reads the rows the changes touch before and
       after the write. -#}
-  {%- do statements.extend(auto_cdc.change_feed_statements(arg_dict, 'before_write')) -%}
+  {%- set feed = arg_dict.get('change_feed') -%}
+  {%- do statements.extend(auto_cdc.change_feed_statements(arg_dict, 'before_write') if feed else []) -%}
   {%- do statements.extend(auto_cdc.write_target_statements(cfg, arg_dict.changes, arg_dict.target, arg_dict.get('fence'))) -%}
-  {%- do statements.extend(auto_cdc.change_feed_statements(arg_dict, 'after_write')) -%}
+  {%- do statements.extend(auto_cdc.change_feed_statements(arg_dict, 'after_write') if feed else []) -%}
   {%- do statements.extend(auto_cdc.write_state_statements(arg_dict)) -%}
   {%- do statements.append(auto_cdc.record_run_sql(arg_dict)) -%}
   {%- if arg_dict.truncating -%}

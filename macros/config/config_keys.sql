@@ -27,7 +27,7 @@
         {%- do errors.append("`" ~ key ~ "` only applies to auto_cdc_from_snapshot: remove it, or set materialized='auto_cdc_from_snapshot'.") -%}
       {%- endif -%}
     {%- else -%}
-      {%- set meant = auto_cdc._near_miss(key, names.own + names.other) -%}
+      {%- set meant = none if key in auto_cdc.dbt_config_names() else auto_cdc._near_miss(key, names.own + names.other) -%}
       {%- if meant is not none -%}
         {%- do errors.append("`" ~ key ~ "` is not an auto_cdc config; did you mean `" ~ meant ~ "`?") -%}
       {%- endif -%}

@@ -23,14 +23,23 @@
   {%- set sequence = auto_cdc._read_sequence(values, versions, keys, source_columns, errors) -%}
   {%- set events = auto_cdc._read_event_kinds(values, scd_type, errors) -%}
   {%- do auto_cdc._check_column_lists(values, scd_type, errors) -%}
-  {%- set system = auto_cdc._read_system_sequence(values, scd_type, snapshot, source_columns, errors) -%}
-  {%- set ctu_column = auto_cdc._read_columns_to_update(values, scd_type, source_columns, errors) -%}
+  {#- A reader of configs left unset is not called: it would find nothing to check, and the
+      first compile of a macro is most of a process's fixed cost. -#}
+  {%- set system = auto_cdc._read_system_sequence(values, scd_type, snapshot, source_columns, errors)
+                   if scd_type == 'bitemporal' or values.system_sequence_by is not none
+                   else {'expr': none, 'column': none, 'expressions': [], 'recorded': none} -%}
+  {%- set ctu_column = none if values.columns_to_update is none else auto_cdc._read_columns_to_update(values, scd_type, source_columns, errors) -%}
   {%- set columns = auto_cdc._read_columns(values, keys, ctu_column, sequence.version_column, source_columns, errors) -%}
-  {%- set partial = auto_cdc._read_partial(fields, values, columns.value_columns, ctu_column, source_columns, errors) -%}
+  {%- set partial = auto_cdc._read_partial(fields, values, columns.value_columns, ctu_column, source_columns, errors)
+                    if values.ignore_null_updates is not sameas false or values.ignore_null_updates_column_list is not none
+                       or values.ignore_null_updates_except_column_list is not none
+                    else {'ignore_null_columns': [], 'partial': ctu_column is not none} -%}
   {%- set tracked = auto_cdc._read_tracked(values, columns.value_columns, sequence.columns + [system.column], source_columns, errors) -%}
   {%- set checkpoint_column = auto_cdc._resolve_one('checkpoint_column', values.checkpoint_column, source_columns, errors) -%}
   {%- set flows = auto_cdc._read_flows(flows, values, scd_type, sequence, columns, ctu_column, checkpoint_column, errors) if flows else [] -%}
-  {%- set change_feed = auto_cdc._read_change_feed(fields, values, scd_type, sequence, columns.written_columns, errors) -%}
+  {%- set change_feed = auto_cdc._read_change_feed(fields, values, scd_type, sequence, columns.written_columns, errors)
+                        if values.change_feed is not sameas false or values.change_feed_retention is not none
+                        else {'enabled': false, 'retention': none} -%}
   {%- for name in ['tombstone_retention', 'max_delete_fraction', 'allow_empty_snapshots', 'on_schema_change'] -%}
     {%- do auto_cdc._check_field(fields[name], values[name], errors) -%}
   {%- endfor -%}

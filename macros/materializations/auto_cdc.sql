@@ -13,7 +13,7 @@
   {%- do auto_cdc.begin_run(target_relation) -%}
 
   {#- 1. Configuration, read against the model query's columns (a model with flows: theirs). -#}
-  {%- set flows = auto_cdc.model_flows(sql) -%}
+  {%- set flows = auto_cdc.model_flows(sql) if 'auto_cdc.flow' in sql else [] -%}
   {%- set source = auto_cdc.flows_source(flows, temps.probe) if flows else auto_cdc.query_columns(sql, temps.probe) -%}
   {%- set cfg = auto_cdc.read_cdc_config(source, cdc_tables.seq_type, flows=flows) -%}
   {%- do auto_cdc.check_expressions(cfg, sql) -%}
@@ -42,22 +42,22 @@
          tables, empty). From here on the run collects its writes, built from what it has read,
          and applies them together (7. apply_writes): one transaction on DuckDB and PostgreSQL. -#}
   {%- set writes = [] -%}
-  {%- set change_feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, last_run, writes) -%}
+  {%- set change_feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, last_run, writes) if cfg.change_feed else none -%}
   {%- set known_columns = [] -%}
   {%- set target_columns = [] -%}
   {%- set state_layout = none -%}
   {%- if rebuild and (not empty_run or mode == 'create') -%}
     {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, cdc_tables, existing, writes, change_feed) -%}
-    {%- set state_layout = auto_cdc.state_layout(cfg, none, none, cdc_tables, target_relation, writes) -%}
+    {%- set state_layout = auto_cdc.state_layout(cfg, none, none, cdc_tables, target_relation, writes) if cfg.scd_type == '1' else none -%}
     {%- set target_columns = auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if change_feed else [] -%}
   {%- elif not rebuild and not empty_run -%}
     {%- set schema = auto_cdc.reconcile_schema(cfg, looked_up.tables, batch_columns, cdc_tables, writes) -%}
     {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
-    {%- set state_layout = auto_cdc.state_layout(cfg, last_run, looked_up.tables, cdc_tables, target_relation, writes) -%}
+    {%- set state_layout = auto_cdc.state_layout(cfg, last_run, looked_up.tables, cdc_tables, target_relation, writes) if cfg.scd_type == '1' else none -%}
     {%- set known_columns = auto_cdc.evolve_state(cfg, cdc_tables.state, schema.tables.state, writes) -%}
     {%- set target_columns = schema.tables.target -%}
   {%- endif -%}
-  {%- set change_feed = auto_cdc.prepare_change_feed(change_feed, target_relation, target_columns, writes) -%}
+  {%- set change_feed = auto_cdc.prepare_change_feed(change_feed, target_relation, target_columns, writes) if change_feed else none -%}
 
   {#- 6-8. Resolve, apply, record; then the metrics, read back from what was applied. -#}
   {%- set fence = none if rebuild else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps) -%}

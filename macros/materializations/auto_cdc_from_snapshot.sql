@@ -60,7 +60,7 @@
         compared_with, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op'])) -%}
     {%- do auto_cdc.check_mass_delete(cfg, temps.batch, temps.snapshots, temps.read_versions, compared_with) -%}
 
-    {%- set change_feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, last_run, writes) -%}
+    {%- set change_feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, last_run, writes) if cfg.change_feed else none -%}
     {%- set known_columns = [] -%}
     {%- if rebuild -%}
       {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, cdc_tables, existing, writes, change_feed) -%}
@@ -72,14 +72,14 @@
       {%- set known_columns = auto_cdc.evolve_state(cfg, cdc_tables.state, schema.tables.state, writes) -%}
     {%- endif -%}
     {%- set target_columns = schema.tables.target if not rebuild else (auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if change_feed else []) -%}
-    {%- set change_feed = auto_cdc.prepare_change_feed(change_feed, target_relation, target_columns, writes) -%}
+    {%- set change_feed = auto_cdc.prepare_change_feed(change_feed, target_relation, target_columns, writes) if change_feed else none -%}
 
     {#- 6-8. Resolve, apply and record (the versions too); then the metrics, read back. -#}
     {%- set arg_dict = {
         'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
         'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'known_columns': known_columns,
         'fence': none if rebuild else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps), 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0}, 'change_feed': change_feed,
-        'previous_checkpoint': none, 'state_layout': auto_cdc.state_layout(cfg, none, none, cdc_tables, target_relation, []),
+        'previous_checkpoint': none, 'state_layout': auto_cdc.state_layout(cfg, none, none, cdc_tables, target_relation, []) if cfg.scd_type == '1' else none,
     } -%}
     {%- if not empty_run -%}
       {%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}

@@ -22,7 +22,7 @@
       a full refresh replaces every row of the old target, so those count as deleted (with or
       without a change feed, which records them as deletes): metrics and change feed always
       agree. -#}
-  {%- do auto_cdc.warn_differing_redeliveries(arg_dict.cfg, recorded[0][2] | int, recorded[0][3]) -%}
+  {%- if recorded[0][2] | int > 0 -%}{%- do auto_cdc.warn_differing_redeliveries(arg_dict.cfg, recorded[0][2] | int, recorded[0][3]) -%}{%- endif -%}
   {{ return({'n_events': arg_dict.shape.n_events, 'num_upserted_rows': recorded[0][0] | int, 'num_deleted_rows': recorded[0][1] | int}) }}
 {%- endmacro %}
 
@@ -92,29 +92,35 @@
   {#- One row: at how many keys and sequences the run's events replaced a different event
       stored there (resolve: SCD1 `__cdc_replaced_seq`, SCD2 and bitemporal `__cdc_replaced`),
       and one of them as text ("id=3 at seq=7"). Snapshot versions are never redelivered. -#}
-  {%- set cfg = arg_dict.cfg -%}
-  {%- if cfg.snapshot -%}
+  {%- if arg_dict.cfg.snapshot -%}
     select cast(0 as {{ dbt.type_bigint() }}) as num_differing_redeliveries, cast(null as {{ dbt.type_string() }}) as differing_redelivery
   {%- else -%}
-    {%- set n = cfg.seq_parts -%}
-    {%- set seq = '__cdc_replaced_seq' if cfg.scd_type == '1' else '__cdc_seq' -%}
-    {%- set parts = [] -%}
-    {%- for key in cfg.key_columns -%}
-      {%- do parts.append(auto_cdc.string_literal(key ~ '=') ~ ' || cast(' ~ auto_cdc.quote_identifier(key) ~ ' as ' ~ dbt.type_string() ~ ')') -%}
-    {%- endfor -%}
-    {%- for name in auto_cdc.seq_names(seq, n) -%}
-      {%- do parts.append(auto_cdc.string_literal(('' if loop.first else ', ') ~ cfg.sequence_labels[loop.index0] ~ '=')
-                          ~ ' || cast(' ~ name ~ ' as ' ~ dbt.type_string() ~ ')') -%}
-    {%- endfor -%}
-    select count(*) as num_differing_redeliveries, min(__cdc_example) as differing_redelivery
-    from (
-      {#- Bitemporal: the history holds each event once per system time it is seen at. #}
-      select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names(seq, n) | join(', ') }},
-        {{ parts[:cfg.key_columns | length] | join(" || ', ' || ") }} || ' at ' || {{ parts[cfg.key_columns | length:] | join(' || ') }} as __cdc_example
-      from {{ arg_dict.changes if cfg.scd_type == '1' else arg_dict.history }}
-      where {{ auto_cdc.seq_first('__cdc_replaced_seq', n) ~ ' is not null' if cfg.scd_type == '1' else '__cdc_replaced' }}
-    ) as replaced
+    {{ auto_cdc._event_redeliveries_sql(arg_dict) }}
   {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _event_redeliveries_sql(arg_dict) -%}
+  {#- differing_redeliveries_sql, for events. -#}
+  {%- set cfg = arg_dict.cfg -%}
+  {%- set n = cfg.seq_parts -%}
+  {%- set seq = '__cdc_replaced_seq' if cfg.scd_type == '1' else '__cdc_seq' -%}
+  {%- set parts = [] -%}
+  {%- for key in cfg.key_columns -%}
+    {%- do parts.append(auto_cdc.string_literal(key ~ '=') ~ ' || cast(' ~ auto_cdc.quote_identifier(key) ~ ' as ' ~ dbt.type_string() ~ ')') -%}
+  {%- endfor -%}
+  {%- for name in auto_cdc.seq_names(seq, n) -%}
+    {%- do parts.append(auto_cdc.string_literal(('' if loop.first else ', ') ~ cfg.sequence_labels[loop.index0] ~ '=')
+                        ~ ' || cast(' ~ name ~ ' as ' ~ dbt.type_string() ~ ')') -%}
+  {%- endfor -%}
+  select count(*) as num_differing_redeliveries, min(__cdc_example) as differing_redelivery
+  from (
+    {#- Bitemporal: the history holds each event once per system time it is seen at. #}
+    select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names(seq, n) | join(', ') }},
+      {{ parts[:cfg.key_columns | length] | join(" || ', ' || ") }} || ' at ' || {{ parts[cfg.key_columns | length:] | join(' || ') }} as __cdc_example
+    from {{ arg_dict.changes if cfg.scd_type == '1' else arg_dict.history }}
+    where {{ auto_cdc.seq_first('__cdc_replaced_seq', n) ~ ' is not null' if cfg.scd_type == '1' else '__cdc_replaced' }}
+  ) as replaced
 {%- endmacro %}
 
 

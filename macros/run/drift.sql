@@ -7,9 +7,18 @@
   {#- The stored state was built under the configuration the last run recorded. A change the
       state cannot follow fails before anything is written; a change that only shapes future
       events is applied and named in a warning (README, "Configuration changes between runs").
-      `now`: the state_config of read_cdc_config(), or a part of it known earlier. -#}
-  {%- if last_run is none or last_run.config is none -%}{{ return(none) }}{%- endif -%}
-  {%- set before = last_run.config -%}
+      `now`: the state_config of read_cdc_config(), or a part of it known earlier. A run whose
+      configuration did not change compiles only this check (the first compile of a macro is
+      most of a process's fixed cost). -#}
+  {%- set before = none if last_run is none else last_run.config -%}
+  {%- set changed = [] -%}
+  {%- for name, value in now.items() if before is not none and name in before and before[name] != value -%}{%- do changed.append(name) -%}{%- endfor -%}
+  {%- if changed -%}{%- do auto_cdc._report_config_drift(now, before) -%}{%- endif -%}
+{%- endmacro %}
+
+
+{% macro _report_config_drift(now, before) -%}
+  {#- check_config_drift, for a configuration that changed: fails, or warns, naming each change. -#}
   {%- set snapshot = now.materialized == 'auto_cdc_from_snapshot' -%}
   {%- set changes = {} -%}
   {%- for name, field in auto_cdc.run_records().items() | list + auto_cdc.config_fields().items() | list if field.change -%}

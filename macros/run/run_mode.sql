@@ -142,7 +142,13 @@
   {#- A view in the target's place holds no rows: it is replaced, as dbt's table materialization does. -#}
   {%- if helpers_found == 0 and (target is none or not target.is_table) -%}{{ return('create') }}{%- endif -%}
   {%- if target is not none and target.is_table and not missing -%}{{ return('apply') }}{%- endif -%}
+  {%- do auto_cdc._fail_partial_tables(relations, existing, missing) -%}
+{%- endmacro %}
 
+
+{% macro _fail_partial_tables(relations, existing, missing) -%}
+  {#- run_mode, for a partial set of the model's tables: what is missing and what to do. -#}
+  {%- set target = existing[0] -%}
   {%- set absent = missing if target is not none and target.is_table else [relations[0]] + missing -%}
   {%- set present = [] -%}
   {%- for relation in relations if relation not in absent -%}{%- do present.append(relation | string) -%}{%- endfor -%}

@@ -62,7 +62,13 @@
   {%- do auto_cdc.upgrade_runs_table(cdc_tables.runs, after.runs, writes) -%}
   {%- set change = {'appended': [], 'ignored': [], 'tables': after} -%}
   {%- if not new_columns -%}{{ return(change) }}{%- endif -%}
+  {{ return(auto_cdc._reconcile_new_columns(cfg, target, new_columns, batch_columns, cdc_tables, change, writes)) }}
+{%- endmacro %}
 
+
+{% macro _reconcile_new_columns(cfg, target, new_columns, batch_columns, cdc_tables, change, writes) -%}
+  {#- reconcile_schema, for written columns the target lacks: on_schema_change says. -#}
+  {%- set after = change.tables -%}
   {%- if cfg.on_schema_change == 'fail' -%}
     {%- do auto_cdc.model_error(cfg.model_name, "the model query has new column(s) "
         ~ (new_columns | join(', ')) ~ " that " ~ target ~ " lacks, and on_schema_change='fail'; nothing was written. "
@@ -117,7 +123,11 @@
   {%- for column in target_columns -%}
     {%- if column.name | lower not in written -%}{%- do unwritten.append(column.name) -%}{%- endif -%}
   {%- endfor -%}
-  {%- if not unwritten -%}{{ return(none) }}{%- endif -%}
+  {%- if unwritten -%}{%- do auto_cdc._warn_unwritten(cfg, target, unwritten, new_columns) -%}{%- endif -%}
+{%- endmacro %}
+
+
+{% macro _warn_unwritten(cfg, target, unwritten, new_columns) -%}
   {%- set appended = new_columns and cfg.on_schema_change == 'append_new_columns' -%}
   {%- set rebuild = "`dbt run --full-refresh -s " ~ cfg.model_name ~ "` with the query returning the new name ("
       ~ ("it starts again from the current snapshot" if cfg.snapshot else "from the whole model query") ~ "), after which nothing is left to rename" -%}
@@ -180,7 +190,6 @@
   {%- set incoming = {} -%}
   {%- for column in batch_columns -%}{%- do incoming.update({column.name | lower: column}) -%}{%- endfor -%}
   {%- set statements = [] -%}
-  {%- set errors = [] -%}
   {%- set sequence_widened = [] -%}
   {%- set incompatible = {} -%}
   {%- set after = {} -%}
@@ -208,22 +217,29 @@
     {%- endfor -%}
     {%- do after.update({kind: kept}) -%}
   {%- endfor -%}
+  {#- SCD2 with a `sequence_by` list holds the whole sequence in __START_AT/__END_AT. -#}
+  {%- set unwidenable = sequence_widened if cfg.scd_type != '1' and cfg.seq_parts > 1 else [] -%}
+  {%- if incompatible or unwidenable -%}{%- do auto_cdc._fail_type_changes(cfg, incompatible, unwidenable) -%}{%- endif -%}
+  {%- do writes.extend(statements) -%}
+  {{ return(after) }}
+{%- endmacro %}
+
+
+{% macro _fail_type_changes(cfg, incompatible, unwidenable) -%}
+  {#- reconcile_column_types, for types the stored tables cannot follow. -#}
+  {%- set errors = [] -%}
   {%- for found in incompatible.values() -%}
     {%- set stored_type = auto_cdc.type_label(found.stored) -%}
     {%- do errors.append(found.label ~ " is now of type " ~ auto_cdc.type_label(found.new) ~ ", but " ~ (found.tables | join(' and '))
         ~ (" hold " if found.tables | length > 1 else " holds ") ~ stored_type ~ ", which cannot take it without converting or losing values."
         ~ " Cast it back in the model query (`cast(... as " ~ stored_type ~ ")`), or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
   {%- endfor -%}
-  {%- if sequence_widened and cfg.scd_type != '1' and cfg.seq_parts > 1 -%}
-    {%- do errors.append(sequence_widened[0] ~ " widened; with a `sequence_by` list, __START_AT and __END_AT hold the whole sequence in one value"
+  {%- if unwidenable -%}
+    {%- do errors.append(unwidenable[0] ~ " widened; with a `sequence_by` list, __START_AT and __END_AT hold the whole sequence in one value"
         ~ " that cannot be widened in place. Cast it back in the model query, or rebuild with `dbt run --full-refresh -s " ~ cfg.model_name ~ "`.") -%}
   {%- endif -%}
-  {%- if errors -%}
-    {%- do auto_cdc.model_error(cfg.model_name, "a column's type changed in a way the stored tables cannot follow;"
-        ~ " nothing was written.\n  - " ~ (errors | join('\n  - '))) -%}
-  {%- endif -%}
-  {%- do writes.extend(statements) -%}
-  {{ return(after) }}
+  {%- do auto_cdc.model_error(cfg.model_name, "a column's type changed in a way the stored tables cannot follow;"
+      ~ " nothing was written.\n  - " ~ (errors | join('\n  - '))) -%}
 {%- endmacro %}
 
 

@@ -18,7 +18,9 @@
         ~ cfg.model_name ~ "`.") -%}
   {%- endif -%}
   {%- if cfg.scd_type == '1' -%}
-    {%- do writes.extend(auto_cdc.evolve_column_sequences(cfg, state, state_columns)) -%}
+    {%- set stored = [] -%}
+    {%- for name in existing if name.startswith('__cdc_seq__') -%}{%- do stored.append(name) -%}{%- endfor -%}
+    {%- if cfg.partial or stored -%}{%- do writes.extend(auto_cdc.evolve_column_sequences(cfg, state, state_columns, stored)) -%}{%- endif -%}
     {{ return([]) }}
   {%- endif -%}
   {%- do writes.extend(auto_cdc.evolve_event_flags(cfg, state, existing)) -%}
@@ -33,16 +35,14 @@
 {%- endmacro %}
 
 
-{% macro evolve_column_sequences(cfg, state, state_columns) -%}
+{% macro evolve_column_sequences(cfg, state, state_columns, stored) -%}
   {#- SCD1 partial updates keep, per column, the sequence that last wrote it. Turning partial
       updates on: every column was last written by the row's last upsert. A column added later
       has never been written. Turning them off drops the columns, so a later switch back cannot
-      read stale sequences. -#}
+      read stale sequences. `stored`: the state's per-column sequence columns. -#}
   {%- set types = {} -%}
   {%- for column in state_columns -%}{%- do types.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
   {%- set existing = types.keys() | list -%}
-  {%- set stored = [] -%}
-  {%- for name in existing if name.startswith('__cdc_seq__') -%}{%- do stored.append(name) -%}{%- endfor -%}
   {%- set upsert_names = auto_cdc.seq_names('__cdc_upsert_seq', cfg.seq_parts) -%}
   {%- set statements = [] -%}
   {%- if not cfg.partial -%}

@@ -166,18 +166,24 @@
   {%- set names = ['__cdc_version'] if cfg.snapshot else auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   {#- dbt's is_string() misses Spark's `string`. -#}
   {%- for column in batch_columns if column.name in names and (column.is_string() or column.dtype | lower == 'string') -%}
-    {%- set widths = run_query(auto_cdc.text_widths_sql(cfg, column.name, names.index(column.name), batch, stored)).rows[0] -%}
-    {%- set shortest, longest, stored_width = widths[0], widths[1], widths[2] -%}
-    {%- if shortest is not none and (shortest != longest or (stored_width is not none and stored_width != shortest)) -%}
-      {%- set seen = ("values of widths " ~ shortest ~ " to " ~ longest) if shortest != longest
-                     else ("values of width " ~ shortest ~ ", the stored ones of width " ~ stored_width) -%}
-      {%- do auto_cdc.model_warning(cfg.model_name, auto_cdc._source_label(cfg, column.name) ~ " is of type "
-          ~ auto_cdc.type_label(column) ~ " and orders as text ('150' before '50', '9' after '10'), and this run has " ~ seen
-          ~ ". If it holds numbers or timestamps, cast it ("
-          ~ ("e.g. sequence_by='cast(... as bigint)'" if not cfg.snapshot else "e.g. cast(version as bigint)")
-          ~ "); text of one fixed width (ISO-8601 timestamps, zero-padded numbers) orders correctly and is not warned about.") -%}
-    {%- endif -%}
+    {%- do auto_cdc._warn_text_widths(cfg, column, names.index(column.name), batch, stored) -%}
   {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro _warn_text_widths(cfg, column, part, batch, stored) -%}
+  {#- warn_text_sequence, for a sequence column of text (part number `part`). -#}
+  {%- set widths = run_query(auto_cdc.text_widths_sql(cfg, column.name, part, batch, stored)).rows[0] -%}
+  {%- set shortest, longest, stored_width = widths[0], widths[1], widths[2] -%}
+  {%- if shortest is not none and (shortest != longest or (stored_width is not none and stored_width != shortest)) -%}
+    {%- set seen = ("values of widths " ~ shortest ~ " to " ~ longest) if shortest != longest
+                   else ("values of width " ~ shortest ~ ", the stored ones of width " ~ stored_width) -%}
+    {%- do auto_cdc.model_warning(cfg.model_name, auto_cdc._source_label(cfg, column.name) ~ " is of type "
+        ~ auto_cdc.type_label(column) ~ " and orders as text ('150' before '50', '9' after '10'), and this run has " ~ seen
+        ~ ". If it holds numbers or timestamps, cast it ("
+        ~ ("e.g. sequence_by='cast(... as bigint)'" if not cfg.snapshot else "e.g. cast(version as bigint)")
+        ~ "); text of one fixed width (ISO-8601 timestamps, zero-padded numbers) orders correctly and is not warned about.") -%}
+  {%- endif -%}
 {%- endmacro %}
 
 
