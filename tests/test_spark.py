@@ -291,6 +291,24 @@ def test_a_run_slower_than_its_retention_keeps_its_own_events(project: CdcProjec
 
 
 @ON_SPARK
+def test_a_run_without_deletes_leaves_a_state_of_tombstones_without_files_alone(project: CdcProject) -> None:
+    """Its MERGE would change nothing (no tombstone stored, none added) and cost an Iceberg commit."""
+    project.create_table("events", CITY_EVENTS)
+    project.model("dim", MODEL, **{**CONFIG, "except_column_list": ["op"]})  # the target keeps `seq`
+    state_commits = f"select count(*) from {project.relation('dim__cdc_state')}.snapshots"
+    run_batches(project, [(1, "a", "x", "U", 1), (2, "b", "y", "U", 1)])
+    commits = project.query(state_commits)
+    assert run_batches(project, [(1, "a2", "x", "U", 2), (3, "c", "z", "U", 1)]) == [(2, 0)]
+    assert project.query(state_commits) == commits
+    assert run_batches(project, [(2, None, None, "D", 3)], [(2, "late", "y", "U", 2), (4, "d", "w", "U", 1)]) == [
+        (0, 1),
+        (1, 0),
+    ]
+    assert [row[0] for row in project.rows("dim__cdc_state")] == [2]  # the tombstone, which blocked the late event
+    assert project.rows("dim") == [(1, "a2", "x", 2), (3, "c", "z", 1), (4, "d", "w", 1)]
+
+
+@ON_SPARK
 def test_the_model_tables_are_iceberg_tables(project: CdcProject) -> None:
     project.create_table("users_cdf", USERS_COLUMNS)
     project.model("users", FEED_MODEL, **USERS_CONFIG)

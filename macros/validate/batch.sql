@@ -8,7 +8,8 @@
   {%- set seq_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   select
     count(*) as n_events,
-    coalesce(sum(case when __cdc_op = 'truncate' then 1 else 0 end), 0) as n_truncates
+    coalesce(sum(case when __cdc_op = 'truncate' then 1 else 0 end), 0) as n_truncates,
+    coalesce(sum(case when __cdc_op = 'delete' then 1 else 0 end), 0) as n_deletes
     {%- for key in keys %},
     coalesce(sum(case when __cdc_op <> 'truncate' and {{ auto_cdc.quote_identifier(key) }} is null then 1 else 0 end), 0) as null_key_{{ loop.index }}
     {%- endfor %},
@@ -63,7 +64,7 @@
     {%- do errors.extend(auto_cdc.conflicting_events(cfg, batch_relation)) -%}
   {%- endif -%}
   {%- do auto_cdc.raise_bad_data(cfg.model_name, errors) -%}
-  {{ return({'n_events': row['n_events'], 'n_truncates': row['n_truncates'], 'flows': flows}) }}
+  {{ return({'n_events': row['n_events'], 'n_truncates': row['n_truncates'], 'n_deletes': row['n_deletes'], 'flows': flows}) }}
 {%- endmacro %}
 
 

@@ -36,15 +36,21 @@
   {%- if cfg.scd_type == '1' -%}
     {#- A key keeps a state row as the layout says (scd1_state_kept). Tombstones past
         their retention (and not changed by this run) join the changes as keys with no state,
-        so the same MERGE forgets them: one write, not two. (A state this run creates holds none.) -#}
+        so the same MERGE forgets them: one write, not two. (A state this run creates holds none.)
+        A state of tombstones without a data file, and a batch without a delete: no key keeps a
+        row, and there is none to forget, so there is no MERGE (an Iceberg commit) at all. -#}
     {%- set n = cfg.seq_parts -%}
     {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) -%}
+    {%- set files = none if arg_dict.full_refresh else auto_cdc.spark_state_files(arg_dict.state, horizon) -%}
+    {%- if files is not none and files.total == 0 and arg_dict.state_layout == 'tombstones' and arg_dict.shape.n_deletes == 0 -%}
+      {{ return([]) }}
+    {%- endif -%}
     {%- set kept = auto_cdc.scd1_state_kept(arg_dict, 'c') -%}
     {%- set stored = auto_cdc.scd1_state_columns(cfg) -%}
     {%- set keys = cfg.key_columns -%}
     {%- set source -%}
     (select {{ auto_cdc.quoted_list(keys + stored) }} from {{ arg_dict.changes }}
-     {%- if not arg_dict.full_refresh and auto_cdc.spark_may_hold_expired_tombstones(arg_dict.state, horizon) %}
+     {%- if files is not none and files.may_hold_expired > 0 %}
      union all
      select {{ auto_cdc.quoted_list(keys, 's.') }}{% for column in stored %}, null{% endfor %}
      from {{ arg_dict.state }} as s
@@ -67,17 +73,19 @@
 {%- endmacro %}
 
 
-{% macro spark_may_hold_expired_tombstones(state, horizon) -%}
-  {#- Finding expired tombstones scans the whole state; Iceberg's file statistics say first
-      whether any data file can hold one (a __cdc_deleted_at before the horizon). A file
-      without statistics counts, and so do rows its delete files removed: never a wrong no. -#}
+{% macro spark_state_files(state, horizon) -%}
+  {#- The state's data files, from Iceberg's metadata: {total, may_hold_expired}. Finding expired
+      tombstones scans the whole state; the file statistics say first whether any data file
+      can hold one (a __cdc_deleted_at before the horizon). A file without statistics counts,
+      and so do rows its delete files removed: never a wrong no. -#}
   {%- set metrics = 'readable_metrics.__cdc_deleted_at' -%}
   {%- set found -%}
-    select count(*) from {{ state }}.data_files
-    where not coalesce({{ metrics }}.null_value_count = {{ metrics }}.value_count, false)
-      and not coalesce({{ metrics }}.lower_bound >= {{ horizon }}, false)
+    select count(*), coalesce(sum(case when not coalesce({{ metrics }}.null_value_count = {{ metrics }}.value_count, false)
+      and not coalesce({{ metrics }}.lower_bound >= {{ horizon }}, false) then 1 else 0 end), 0)
+    from {{ state }}.data_files
   {%- endset -%}
-  {{ return(run_query(found).columns[0].values()[0] > 0) }}
+  {%- set row = run_query(found).rows[0] -%}
+  {{ return({'total': row[0] | int, 'may_hold_expired': row[1] | int}) }}
 {%- endmacro %}
 
 
