@@ -162,6 +162,38 @@ def test_a_state_from_before_moves_to_tombstones_in_place(project: CdcProject) -
     assert json.loads(runs[0][0])["state_layout"] == "tombstones"
 
 
+def _expiry_plan(project: CdcProject) -> tuple[str, str]:
+    """The state's tombstone index and PostgreSQL's plan for its expiry in a state of tombstones
+    (every row, a key with a row again too), sequential scans priced out of reach."""
+    state = project.relation("dim__cdc_state")
+    (definition,) = project.query(
+        "select indexdef from pg_indexes"
+        f" where schemaname = '{project.schema}' and indexname = 'dim__cdc_state__cdc_tomb'"
+    )[0]
+    plan = project.query(f"set enable_seqscan = off; explain delete from {state} as s where s.__cdc_deleted_at < now()")
+    return definition, "\n".join(row[0] for row in plan)
+
+
+@pytest.mark.parametrize("project", ["postgres"], indirect=True)  # the only adapter whose tables get indexes
+def test_a_state_of_tombstones_finds_its_expired_ones_by_index(project: CdcProject) -> None:
+    _setup(project, **SEQUENCE_WRITTEN)
+    run_batches(project, [(1, "a", "x", "U", 1)], [(1, None, None, "D", 2)])
+    definition, plan = _expiry_plan(project)
+    assert "WHERE (__cdc_deleted_at IS NOT NULL)" in definition and "Index" in plan, plan
+    # A state from before the layout, with the index of its time (rows without an upsert only):
+    # its move to tombstones replaces the index, which no longer matched the expiry.
+    state, index = project.relation("dim__cdc_state"), f'"{project.schema}".dim__cdc_state__cdc_tomb'
+    project.execute(
+        f"drop index {index}; create index dim__cdc_state__cdc_tomb on {state} (__cdc_deleted_at)"
+        " where __cdc_upsert_seq is null"
+    )
+    assert "Index" not in _expiry_plan(project)[1]
+    _forget_layout(project)
+    run_batches(project, [(2, "b", "y", "U", 1)])
+    definition, plan = _expiry_plan(project)
+    assert "WHERE (__cdc_deleted_at IS NOT NULL)" in definition and "Index" in plan, plan
+
+
 def test_a_state_from_before_keeps_its_sequences_when_the_target_lacks_them(project: CdcProject) -> None:
     """The sequence column appended to the target after rows were written is NULL in them: the
     state keeps every row's sequence, until a full refresh."""

@@ -114,15 +114,20 @@
 {%- endmacro %}
 
 
-{% macro tombstone_index_sql(state_relation, upsert_column) -%}
-  {{ return(adapter.dispatch('tombstone_index_sql', 'auto_cdc')(state_relation, upsert_column)) }}
+{% macro tombstone_index_sql(state_relation, replace=false) -%}
+  {{ return(adapter.dispatch('tombstone_index_sql', 'auto_cdc')(state_relation, replace)) }}
 {%- endmacro %}
 
-{% macro default__tombstone_index_sql(state_relation, upsert_column) -%}
-  {#- Lets each run find expired tombstones without scanning the whole state. -#}
-  {%- if not auto_cdc.capabilities().indexes -%}{{ return('') }}{%- endif -%}
-  create index {{ auto_cdc.quote_identifier(auto_cdc.derived_name(state_relation.identifier, '__cdc_tomb')) }}
-    on {{ state_relation }} (__cdc_deleted_at) where {{ upsert_column }} is null
+{% macro default__tombstone_index_sql(state_relation, replace) -%}
+  {#- Lets each run find expired tombstones without scanning the whole state: rows with a delete
+      time, which every layout's expiry (tombstone_expired) implies. A list of statements;
+      `replace`: first drop the index of a state built before this form, which held only rows
+      without an upsert sequence (a state of 'tombstones' keeps some with one). -#}
+  {%- if not auto_cdc.capabilities().indexes -%}{{ return([]) }}{%- endif -%}
+  {%- set name = auto_cdc.quote_identifier(auto_cdc.derived_name(state_relation.identifier, '__cdc_tomb')) -%}
+  {%- set schema = auto_cdc.quote_identifier(state_relation.schema) ~ '.' if state_relation.schema else '' -%}
+  {{ return((['drop index if exists ' ~ schema ~ name] if replace else [])
+            + ['create index ' ~ name ~ ' on ' ~ state_relation ~ ' (__cdc_deleted_at) where __cdc_deleted_at is not null']) }}
 {%- endmacro %}
 
 

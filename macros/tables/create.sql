@@ -45,7 +45,7 @@
       auto_cdc.create_state_sql(cfg, cdc_tables.state, batch),
       auto_cdc.key_index_sql(target, auto_cdc.target_layout(cfg).identity),
       '' if cfg.history_from_open_rows else auto_cdc.key_index_sql(cdc_tables.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
-      auto_cdc.tombstone_index_sql(cdc_tables.state, auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts)) if scd1 else '',
+  ] + (auto_cdc.tombstone_index_sql(cdc_tables.state) if scd1 else []) + [
       auto_cdc.create_empty_table_sql(cdc_tables.runs, auto_cdc.runs_columns_sql(cfg), batch),
       auto_cdc.key_index_sql(cdc_tables.runs, ['run_id']),
   ]) }}

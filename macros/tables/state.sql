@@ -130,6 +130,7 @@
         unless the sequence columns were appended after rows were written (NULL there). -#}
     {%- if held | length == cfg.seq_parts and run_query(auto_cdc.sequences_differ_sql(cfg, target, cdc_tables.state)).rows[0][0] == 0 -%}
       {%- do writes.append(auto_cdc.forget_stored_upserts_sql(cfg, cdc_tables.state)) -%}
+      {%- do writes.extend(auto_cdc.tombstone_index_sql(cdc_tables.state, replace=true)) -%}
       {{ return('tombstones') }}
     {%- endif -%}
   {%- endif -%}
