@@ -146,6 +146,8 @@ def test_a_redelivery_with_other_contents_replaces_with_a_warning_and_a_full_ref
     runs_table = project.relation("dim__cdc_runs")
     runs = project.query(f"select num_differing_redeliveries, differing_redelivery from {runs_table} order by run_id")
     assert runs == [(0, None), (0, None), (1, "id=3 at seq=7")]
+    state = project.relation("dim__cdc_state")
+    assert project.query(f"select count(*) from {state} where id = 3") == [(1,)]  # the stored copy replaced
 
     # Read again at the checkpoint (loaded_at 3): the same events, no warning, nothing changes.
     outcome = project.run("dim")

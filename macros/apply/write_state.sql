@@ -105,12 +105,14 @@
 
 
 {% macro scd2_forget_events_sql(arg_dict) -%}
+  {#- The stored copies new events replace, and stored events no longer kept (or refixed): an
+      in-order run without redeliveries finds none, and probes the state for no new event. -#}
   {%- set rule = auto_cdc.scd2_event_kept(arg_dict) -%}
   delete from {{ arg_dict.state }} as e
   using {{ arg_dict.history }} as h
   where {{ auto_cdc.keys_match(arg_dict.cfg.key_columns, 'e', 'h') }}
     and {{ auto_cdc.seq_row('__cdc_seq', arg_dict.cfg.seq_parts, 'e') }} = {{ auto_cdc.seq_row('__cdc_seq', arg_dict.cfg.seq_parts, 'h') }}
-    and (h.__cdc_new or not {{ rule.kept }} or {{ rule.refixed }})
+    and (h.__cdc_replaces_stored or (not h.__cdc_new and (not {{ rule.kept }} or {{ rule.refixed }})))
 {%- endmacro %}
 
 

@@ -26,27 +26,25 @@
         stored copy, which compaction may have filled in; one that differs replaces it
         (`__cdc_replaced`: the run warns, record_run_sql). -#}
     {%- set identity = auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) %}
-    {%- set compared = auto_cdc.compared_with_stored_sql(cfg, arg_dict.known_columns, 'over (partition by ' ~ identity ~ ' order by __cdc_new)',
+    {%- set copies = 'over (partition by ' ~ identity ~ ' order by __cdc_new rows between unbounded preceding and unbounded following)' %}
+    {%- set compared = auto_cdc.compared_with_stored_sql(cfg, arg_dict.known_columns, copies,
                                                          none if cfg.system_expr else auto_cdc.scd2_event_kept(arg_dict).horizon) %}
     select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, arg_dict.known_columns)) }}, __cdc_new,
+      __cdc_new and __cdc_copies > 1 as __cdc_replaces_stored,
       __cdc_new and __cdc_copies > 1 and not __cdc_same as __cdc_replaced
     from (
-      select *, max(case when __cdc_new and __cdc_copies > 1 and __cdc_same and not __cdc_adds then 1 else 0 end)
-        over (partition by {{ identity }}) as __cdc_keeps_stored
+      select c.*, count(*) {{ copies }} as __cdc_copies,
+        {{ compared.same }} as __cdc_same,
+        {{ compared.adds }} as __cdc_adds
       from (
-        select c.*, count(*) over (partition by {{ identity }}) as __cdc_copies,
-          {{ compared.same }} as __cdc_same,
-          {{ compared.adds }} as __cdc_adds
-        from (
-          select new_events.*, true as __cdc_new from new_events
-          union all
-          select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, arg_dict.known_columns), 'e.') }}, false as __cdc_new
-          from {{ arg_dict.state }} as e
-          where exists (select 1 from touched as t where {{ auto_cdc.keys_match(cfg.key_columns, 't', 'e') }})
-        ) as c
-      ) as paired
+        select new_events.*, true as __cdc_new from new_events
+        union all
+        select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, arg_dict.known_columns), 'e.') }}, false as __cdc_new
+        from {{ arg_dict.state }} as e
+        where exists (select 1 from touched as t where {{ auto_cdc.keys_match(cfg.key_columns, 't', 'e') }})
+      ) as c
     ) as judged
-    where __cdc_copies = 1 or __cdc_new <> (__cdc_keeps_stored = 1)
+    where __cdc_copies = 1 or __cdc_new <> (__cdc_same and not __cdc_adds)
   ),
 
   {%- if cfg.system_expr %}
@@ -59,7 +57,7 @@
         one business sequence seen at several system times, the latest counts (a correction). #}
     select {{ keys }}, __cdc_asof, {{ seq_list }}, __cdc_op
       {%- for column in columns %}, {{ auto_cdc.quote_identifier(column) }}{% endfor %}
-      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new, __cdc_replaced
+      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new, __cdc_replaces_stored, __cdc_replaced
     from (
       select t.__cdc_asof, e.*,
         row_number() over (partition by {{ auto_cdc.quoted_list(cfg.key_columns, 'e.') }}, t.__cdc_asof, {{ auto_cdc.seq_names('e.__cdc_seq', n) | join(', ') }}
@@ -117,23 +115,27 @@
 {%- endmacro %}
 
 
-{% macro compared_with_stored_sql(cfg, known_columns, stored_first, horizon) -%}
-  {#- SQL conditions on an event of a key and sequence whose stored copy is the first row of the
-      window `stored_first`. `same`: it writes nothing different from the stored copy: the same
-      kind and, per column it writes, the stored copy wrote the same value; a column it does not
-      write, the stored copy did not write either, unless it arrived before `horizon`
-      (compaction fills a kept event's values in; none: never). `adds`: it carries a column
-      appended since the stored copy was stored (its value is new, not different). -#}
-  {%- set stored -%}first_value(__EXPR__) {{ stored_first }}{%- endset -%}
-  {%- set same = ["__cdc_op = " ~ stored | replace('__EXPR__', '__cdc_op')] -%}
+{% macro compared_with_stored_sql(cfg, known_columns, copies, horizon) -%}
+  {#- SQL conditions on the copies of one event (a key and sequence): `copies` is a window over
+      them, the stored copy first and the new one last, framed whole, so both copies get the same
+      answer (one window, no second pass). `same`: the new copy writes nothing different from
+      the stored one: the same kind and, per column it writes, the stored copy wrote the same
+      value; a column it does not write, the stored copy did not write either, unless it arrived
+      before `horizon` (compaction fills a kept event's values in; none: never). `adds`: the new
+      copy carries a column appended since the stored one was stored (its value is new, not
+      different). A single copy compares with itself. -#}
+  {%- set stored -%}first_value(__EXPR__) {{ copies }}{%- endset -%}
+  {%- set new -%}last_value(__EXPR__) {{ copies }}{%- endset -%}
+  {%- set new_op = new | replace('__EXPR__', '__cdc_op') -%}
+  {%- set same = [new_op ~ " = " ~ stored | replace('__EXPR__', '__cdc_op')] -%}
   {%- set adds = ['false'] -%}
   {%- for column in cfg.value_columns -%}
     {%- set value = auto_cdc.comparable(cfg, column) -%}
-    {%- set equal = 'not (' ~ value ~ ' is distinct from ' ~ stored | replace('__EXPR__', value) ~ ')' -%}
+    {%- set equal = 'not (' ~ new | replace('__EXPR__', value) ~ ' is distinct from ' ~ stored | replace('__EXPR__', value) ~ ')' -%}
     {%- if cfg.partial -%}
       {%- set flag = auto_cdc.event_flag(column) -%}
       {%- set stored_wrote = 'coalesce(' ~ stored | replace('__EXPR__', flag) ~ ', false)' -%}
-      {%- set equal = 'case when ' ~ flag ~ ' then ' ~ stored_wrote ~ ' and ' ~ equal ~ ' else not ' ~ stored_wrote
+      {%- set equal = 'case when ' ~ new | replace('__EXPR__', flag) ~ ' then ' ~ stored_wrote ~ ' and ' ~ equal ~ ' else not ' ~ stored_wrote
                       ~ ((' or ' ~ stored | replace('__EXPR__', '__cdc_arrived_at') ~ ' < ' ~ horizon) if horizon else '') ~ ' end' -%}
     {%- endif -%}
     {%- if column in known_columns -%}
@@ -141,7 +143,7 @@
       {%- set equal = 'not ' ~ stored_knew ~ ' or ' ~ equal -%}
       {%- do adds.append('not ' ~ stored_knew) -%}
     {%- endif -%}
-    {%- do same.append("(__cdc_op = 'delete' or " ~ equal ~ ")") -%}
+    {%- do same.append("(" ~ new_op ~ " = 'delete' or " ~ equal ~ ")") -%}
   {%- endfor -%}
   {{ return({'same': '(' ~ (same | join('\n            and ')) ~ ')', 'adds': '(' ~ (adds | join(' or ')) ~ ')'}) }}
 {%- endmacro %}
@@ -200,12 +202,16 @@
 
   marked as (
     select *,
-      lag(__cdc_op) over w as __cdc_prev_op
-      {%- for column in cfg.tracked_columns %},
-      lag({{ auto_cdc.quote_identifier(column) }}) over w as __cdc_prev_tracked_{{ loop.index }}
+      lag(__cdc_op) over w as __cdc_prev_op,
+      lead(__cdc_op) over w as __cdc_next_op
+      {%- for column in cfg.tracked_columns %}
+      {%- set i = loop.index %}
+      {%- for side, fn in [('prev', 'lag'), ('next', 'lead')] %},
+      {{ fn }}({{ auto_cdc.quote_identifier(column) }}) over w as __cdc_{{ side }}_tracked_{{ i }}
       {%- if column in known %},
-      lag(coalesce({{ auto_cdc.event_known(column) }}, false)) over w as __cdc_prev_known_{{ loop.index }}
+      {{ fn }}(coalesce({{ auto_cdc.event_known(column) }}, false)) over w as __cdc_{{ side }}_known_{{ i }}
       {%- endif %}
+      {%- endfor %}
       {%- endfor %}
       {%- for name in seqs %},
       lead({{ name }}) over w as {{ auto_cdc.seq_names('__cdc_next_seq', n)[loop.index0] }}
@@ -215,29 +221,54 @@
   ),
 
   headed as (
-    {#- A stretch starts at an upsert after nothing, after a delete, or after a tracked change.
-        A column appended later is only compared between events that both carried it, so
-        appending it never opens versions by itself. -#}
+    {#- A stretch starts at an upsert after nothing, after a delete, or after a tracked change;
+        it ends (its tail: the upsert whose values its target row shows) before nothing, a
+        delete or a tracked change. A column appended later is only compared between events
+        that both carried it, so appending it never opens versions by itself. -#}
     select *,
       case when __cdc_op = 'upsert' and (__cdc_prev_op is null or __cdc_prev_op = 'delete'
-        {%- for column in cfg.tracked_columns %}
-        or ({{ auto_cdc.comparable(cfg, column) }} is distinct from {{ auto_cdc.compared(cfg, column, '__cdc_prev_tracked_' ~ loop.index) }}
-          {%- if column in known %} and coalesce({{ auto_cdc.event_known(column) }}, false) and __cdc_prev_known_{{ loop.index }}{% endif %})
-        {%- endfor %}) then 1 else 0 end as __cdc_stretch_head
+        or {{ auto_cdc.scd2_tracked_change(cfg, known, 'prev') }}) then 1 else 0 end as __cdc_stretch_head,
+      (__cdc_op = 'upsert' and (__cdc_next_op is null or __cdc_next_op = 'delete'
+        or ({{ auto_cdc.scd2_tracked_change(cfg, known, 'next') }}))) as __cdc_stretch_tail,
+      (__cdc_op = 'delete' and __cdc_prev_op = 'upsert') as __cdc_closes_stretch
     from marked
-  ),
+  )
+
+  {#- One more window, over the same rows in the same order: the stretch number, and (for a
+      single-part sequence) its start, the latest boundary's sequence so far. #}
+  {%- set boundary = "__cdc_op = 'delete' or __cdc_stretch_head = 1" %}
+  {%- if n == 1 %}
+  select *,
+    max(case when {{ boundary }} then __cdc_seq end) over ({{ running }}) as __cdc_stretch_start
+  from headed
+  {%- else %},
 
   numbered as (
     select *,
-      sum(case when __cdc_op = 'delete' or __cdc_stretch_head = 1 then 1 else 0 end) over ({{ running }}) as __cdc_stretch
+      sum(case when {{ boundary }} then 1 else 0 end) over ({{ running }}) as __cdc_stretch
     from headed
   )
 
   select *,
-    (__cdc_op = 'upsert' and row_number() over (partition by {{ partition }}, __cdc_stretch order by {{ auto_cdc.seq_order('__cdc_seq', n) }}) = 1) as __cdc_stretch_tail,
-    (__cdc_op = 'delete' and __cdc_prev_op = 'upsert') as __cdc_closes_stretch,
     {{ auto_cdc.seq_select('__cdc_seq', '__cdc_stretch_start', n, over=stretch_window) }}
   from numbered
+  {%- endif %}
+{%- endmacro %}
+
+
+{% macro scd2_tracked_change(cfg, known, side) -%}
+  {#- SQL condition: does the event's tracked value differ from the `side` ('prev' or 'next')
+      event's (the __cdc_<side>_tracked_<i> columns of scd2_runs_sql)? A column appended later
+      counts only where both events carried it. -#}
+  {%- set changes = ['false'] -%}
+  {%- for column in cfg.tracked_columns -%}
+    {%- set change -%}
+      ({{ auto_cdc.comparable(cfg, column) }} is distinct from {{ auto_cdc.compared(cfg, column, '__cdc_' ~ side ~ '_tracked_' ~ loop.index) }}
+      {%- if column in known %} and coalesce({{ auto_cdc.event_known(column) }}, false) and __cdc_{{ side }}_known_{{ loop.index }}{% endif %})
+    {%- endset -%}
+    {%- do changes.append(change) -%}
+  {%- endfor -%}
+  {{ return(changes | join('\n        or ')) }}
 {%- endmacro %}
 
 
@@ -269,7 +300,7 @@
       case when __cdc_op = 'upsert' then first_value(case when {{ flags[loop.index0] }} then {{ auto_cdc.quote_identifier(column) }} end)
         over (partition by {{ partition }}, __cdc_group_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}
       {%- endfor %}
-      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new, __cdc_replaced
+      {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new, __cdc_replaces_stored, __cdc_replaced
       {%- if horizon %},
       {%- for column in cfg.value_columns %}
       {{ 'or ' if not loop.first }}((__cdc_op = 'delete' or {{ flags[loop.index0] }})
