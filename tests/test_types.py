@@ -29,6 +29,21 @@ def test_json_xml_and_point_columns_on_postgres(project: CdcProject, scd_type: i
     assert docs == ([('{"a": 2}',)] if scd_type == 1 else [('{"a": 1}',), ('{"a": 2}',)])
 
 
+@pytest.mark.parametrize("project", ["postgres"], indirect=True)  # PostgreSQL has no max(uuid)
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_a_uuid_sequence_on_postgres(project: CdcProject, scd_type: int) -> None:
+    """An orderable type without max() (time-ordered UUIDs, e.g. version 7) sequences events."""
+    project.create_table("events", {"id": "integer", "v": "varchar", "seq": "uuid"})
+    project.model("dim", MODEL, keys=["id"], sequence_by="seq", except_column_list=["seq"], stored_as_scd_type=scd_type)
+    first, second, third = (f"0190{n:04x}-0000-7000-8000-000000000000" for n in (1, 2, 3))
+    project.replace_rows("events", [(1, "a", first), (1, "b", third)])
+    project.run("dim")
+    project.replace_rows("events", [(1, "late", second)])
+    project.run("dim")
+    values = [row[1] for row in sorted(project.rows("dim"), key=lambda row: row[2] if scd_type == 2 else row[0])]
+    assert values == (["b"] if scd_type == 1 else ["a", "late", "b"]), project.rows("dim")  # by __START_AT
+
+
 @pytest.mark.parametrize("project", ["postgres"], indirect=True)
 def test_json_in_snapshots_on_postgres(project: CdcProject) -> None:
     project.create_table("source", {"id": "integer", "doc": "json"})

@@ -105,8 +105,8 @@
 
 
 {% macro scd2_forget_events_sql(arg_dict) -%}
-  {#- The stored copies new events replace, and stored events no longer kept (or refixed): an
-      in-order run without redeliveries finds none, and probes the state for no new event. -#}
+  {#- The stored copies new events replace, and stored events no longer kept (compacted away)
+      or refixed: the other new events have no stored copy, so the state is not probed for them. -#}
   {%- set rule = auto_cdc.scd2_event_kept(arg_dict) -%}
   delete from {{ arg_dict.state }} as e
   using {{ arg_dict.history }} as h

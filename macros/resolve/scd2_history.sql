@@ -187,8 +187,8 @@
   {#- The CTEs (after a WITH that defines `source`) and the final select that place each event of
       `source` in its stretch. `partition`: the quoted columns one history belongs to (the keys; for
       bitemporal also the system time it is seen at). `source` has those columns, the sequence
-      parts, __cdc_op, the written columns, the partial-update flags, __cdc_arrived_at and
-      __cdc_new. `horizon`: where SCD2 compacts events (scd2_filled_ctes). -#}
+      parts, __cdc_op, the written columns, the partial-update flags, __cdc_arrived_at,
+      __cdc_new, __cdc_replaces_stored and __cdc_replaced. `horizon`: where SCD2 compacts events (scd2_filled_ctes). -#}
   {%- set n = cfg.seq_parts -%}
   {%- set seqs = auto_cdc.seq_names('__cdc_seq', n) -%}
   {%- set seq_list = seqs | join(', ') -%}
@@ -232,27 +232,19 @@
         or ({{ auto_cdc.scd2_tracked_change(cfg, known, 'next') }}))) as __cdc_stretch_tail,
       (__cdc_op = 'delete' and __cdc_prev_op = 'upsert') as __cdc_closes_stretch
     from marked
-  )
-
-  {#- One more window, over the same rows in the same order: the stretch number, and (for a
-      single-part sequence) its start, the latest boundary's sequence so far. #}
-  {%- set boundary = "__cdc_op = 'delete' or __cdc_stretch_head = 1" %}
-  {%- if n == 1 %}
-  select *,
-    max(case when {{ boundary }} then __cdc_seq end) over ({{ running }}) as __cdc_stretch_start
-  from headed
-  {%- else %},
+  ),
 
   numbered as (
     select *,
-      sum(case when {{ boundary }} then 1 else 0 end) over ({{ running }}) as __cdc_stretch
+      sum(case when __cdc_op = 'delete' or __cdc_stretch_head = 1 then 1 else 0 end) over ({{ running }}) as __cdc_stretch
     from headed
   )
 
+  {#- The stretch's start: its first event's sequence (not max() of the boundaries so far, one
+      pass fewer: PostgreSQL has no max() for some orderable types, uuid among them). #}
   select *,
     {{ auto_cdc.seq_select('__cdc_seq', '__cdc_stretch_start', n, over=stretch_window) }}
   from numbered
-  {%- endif %}
 {%- endmacro %}
 
 
