@@ -1,7 +1,7 @@
 """Fixtures: a private PostgreSQL server for the session, and a fresh dbt project per test
 on each adapter (`project` is parametrized over DuckDB and PostgreSQL, for tests marked
-`spark` also over Spark with Iceberg tables: one Spark session per test process, the Spark
-tests split in two groups, one per worker; and for tests marked `dbt_v2` over DuckDB run by
+`spark` also over Spark with Iceberg tables: one Spark session per test process, and all Spark
+tests on one worker, so one JVM runs at a time; and for tests marked `dbt_v2` over DuckDB run by
 dbt v2, the Rust engine, a process per dbt invocation).
 
 A fresh project is an emptied directory that a worker reuses, with the same profile and
@@ -64,8 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Spark and v2 variants only for tests marked `spark` / `dbt_v2`; the Spark ones in two xdist
-    groups (_spark_groups)."""
+    """Spark and v2 variants only for tests marked `spark` / `dbt_v2`; the Spark ones all in one
+    xdist group (one JVM)."""
     kept, dropped = [], []
     for item in items:
         callspec = getattr(item, "callspec", None)
@@ -79,28 +79,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if tier is not None and (not TIERS[tier][0] or item.get_closest_marker(TIERS[tier][1]) is None or left_out):
             dropped.append(item)
             continue
+        if tier == SPARK:
+            item.add_marker(pytest.mark.xdist_group("spark"))
         if tier is not None:
             item.add_marker(pytest.mark.on_spark if tier == SPARK else pytest.mark.on_v2)
         kept.append(item)
-    _spark_groups([item for item in kept if item.get_closest_marker("on_spark") is not None])
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-
-
-def _spark_groups(items: list[pytest.Item]) -> None:
-    """The Spark cases in two xdist groups, one per worker and JVM, so that neither worker is left
-    with the Spark tier alone at the end of the suite. A test function's cases stay together (a
-    module's projects are built at most twice); functions go to the group with fewer cases."""
-    by_function: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        by_function.setdefault(item.nodeid.split("[")[0], []).append(item)
-    sizes = [0, 0]
-    for function in sorted(by_function, key=lambda f: (-len(by_function[f]), f)):
-        group = sizes.index(min(sizes))
-        sizes[group] += len(by_function[function])
-        for item in by_function[function]:
-            item.add_marker(pytest.mark.xdist_group(f"spark{group}"))
 
 
 @pytest.fixture(scope="session")
