@@ -261,13 +261,48 @@ def test_a_run_whose_tables_another_run_wrote_meanwhile_writes_nothing(
     }[written]
     before = project.snapshot(*project.cdc_tables("users"))
     first_write = FEED_WRITES[0] if change_feed else TARGET
-    with killed_before(project, first_write.format(s=project.schema), meanwhile=other_write):
+    with killed_before(project, first_write.format(s=project.schema), meanwhile=other_write) as ran:
         outcome = project.dbt("run", "--select", "users")
     assert not outcome.success
     assert "another run wrote" in outcome.error and "nothing was written" in outcome.error, outcome.error
     after = project.snapshot(*project.cdc_tables("users"))
     assert {table for table in before if before[table] != after[table]} == {written}  # the other run's write only
+    # Without schema changes the snapshots were read as the run built its SQL: no working table.
+    assert not [statement for statement in ran if "__cdc_tmp_fence" in statement]
     assert project.run("users").metrics("users") != (0, 0)  # run again: it applies the events
+
+
+@ON_SPARK
+def test_a_run_with_schema_changes_notes_the_snapshots_after_them(project: CdcProject) -> None:
+    """A run that alters its tables first (the source gained a column) notes the snapshots among
+    its writes, after those (which can commit on Iceberg): its own do not fail it, and a write
+    by another run after them still fails it before its first data write."""
+    project.create_table("users_cdf", USERS_COLUMNS)
+    project.model("users", FEED_MODEL, **USERS_SCD2_CONFIG)
+    run_batches(project, EARLY, **USERS_RUN)
+    columns = ", ".join(project.quote(c) for c in ["userId", "name", "city", "__START_AT", "__END_AT"])
+
+    def noted_after_the_alters(ran: list[str]) -> bool:
+        noted = [i for i, sql in enumerate(ran) if "create table" in sql and "__cdc_tmp_fence" in sql]
+        altered = [i for i, sql in enumerate(ran) if "alter table" in sql.lower()]
+        return bool(noted and altered and max(altered) < noted[0])
+
+    project.add_column("users_cdf", "zip", "varchar")
+    project.replace_rows("users_cdf", [(*event, None) for event in LATE])
+    with killed_before(project, TARGET.format(s=project.schema), meanwhile=lambda: None) as ran:
+        assert project.dbt("run", "--select", "users").success
+    assert noted_after_the_alters(ran)
+    assert sort_rows(project.query(f"select {columns} from {project.relation('users')}")) == sort_rows(SPEC_7_3)
+
+    project.add_column("users_cdf", "zip2", "varchar")
+    project.replace_rows("users_cdf", [(126, "Lily", "Merida", "UPDATE", 7, None, None)])
+    other_write = f"update {project.relation('users')} set name = 'other' where userId = 124"
+    with killed_before(project, TARGET.format(s=project.schema), meanwhile=other_write) as ran:
+        outcome = project.dbt("run", "--select", "users")
+    assert "another run wrote" in outcome.error and "nothing was written" in outcome.error, outcome.error
+    assert noted_after_the_alters(ran)
+    assert project.query(f"select count(*) from {project.relation('users__cdc_runs')}") == [(2,)]  # not recorded
+    assert project.run("users").metrics("users") == (2, 0)  # run again: it applies the event
 
 
 @ON_SPARK

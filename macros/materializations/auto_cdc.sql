@@ -60,7 +60,7 @@
   {%- set change_feed = auto_cdc.prepare_change_feed(change_feed, target_relation, target_columns, writes) if change_feed else none -%}
 
   {#- 6-8. Resolve, apply, record; then the metrics, read back from what was applied. -#}
-  {%- set fence = none if rebuild else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps) -%}
+  {%- set fence = none if rebuild or empty_run else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps, writes) -%}
   {%- set arg_dict = {
       'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
       'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'known_columns': known_columns,
@@ -68,7 +68,7 @@
       'previous_checkpoint': last_run.checkpoint_value if last_run and last_run.checkpoint_column == cfg.checkpoint_column else none,
   } -%}
   {%- if not empty_run -%}{%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}{%- endif -%}
-  {%- set dropped = [temps.probe, temps.batch, temps.history, temps.changes] + ([fence.noted] if fence else []) + ([] if empty_run else leftovers) -%}
+  {%- set dropped = [temps.probe, temps.batch, temps.history, temps.changes] + ([fence.noted] if fence and fence.noted else []) + ([] if empty_run else leftovers) -%}
   {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, dropped, none if empty_run else auto_cdc.recorded_metrics_sql(arg_dict)) -%}
   {%- if empty_run -%}
     {%- do auto_cdc.report_empty_run(mode != 'create') -%}

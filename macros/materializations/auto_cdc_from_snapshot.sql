@@ -78,7 +78,7 @@
     {%- set arg_dict = {
         'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
         'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'known_columns': known_columns,
-        'fence': none if rebuild else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps), 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0, 'n_deletes': none}, 'change_feed': change_feed,
+        'fence': none if rebuild or empty_run else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps, writes), 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0, 'n_deletes': none}, 'change_feed': change_feed,
         'previous_checkpoint': none, 'state_layout': auto_cdc.state_layout(cfg, none, none, cdc_tables, target_relation, []) if cfg.scd_type == '1' else none,
     } -%}
     {%- if not empty_run -%}

@@ -78,17 +78,18 @@
 {%- endmacro %}
 
 
-{% macro read_fence(existing, temps) -%}
+{% macro read_fence(existing, temps, writes) -%}
   {#- For an adapter without transactions: the model's existing tables (`existing`, none for
       missing ones), whose state the run's writes note after its own schema changes and before
       it resolves its changes from them (note_fence_sql), so that its first data write can check
       that no other run has written them since (apply/write_target.sql). `temps`: the run's
-      working relations, one of which holds what is noted. None where a transaction and
-      lock_target serialise runs. -#}
-  {{ return(adapter.dispatch('read_fence', 'auto_cdc')(existing | reject('none') | list, temps)) }}
+      working relations, one of which can hold what is noted; `writes`: the run's writes so far
+      (its schema changes; with none, nothing of this run moves the tables before it resolves,
+      so their state can be read now). None where a transaction and lock_target serialise runs. -#}
+  {{ return(adapter.dispatch('read_fence', 'auto_cdc')(existing | reject('none') | list, temps, writes)) }}
 {%- endmacro %}
 
-{% macro default__read_fence(relations, temps) -%}
+{% macro default__read_fence(relations, temps, writes) -%}
   {%- if auto_cdc.capabilities().concurrency == 'fence' -%}
     {%- do auto_cdc.missing_hook('read_fence', "concurrency 'fence'") -%}
   {%- endif -%}

@@ -139,21 +139,30 @@
 
 {#- Concurrent runs. Without a lock, two runs of one model could each resolve against the tables
     as they were, and the later write would bring back what the earlier replaced. So a run notes
-    the current snapshot of each of its tables in a working table, as the first of its writes
-    after its schema changes (before it resolves its changes), and the MERGE into the target,
-    its first data write, fails (raise_error) if any of them has moved on: the run writes
-    nothing more and says to run it again. The check is part of the MERGE, so Iceberg's own
-    validation covers the rest: a run that commits to the target while this MERGE runs makes
+    the current snapshot of each of its tables before it resolves its changes, and the MERGE into
+    the target, its first data write, fails (raise_error) if any of them has moved on: the run
+    writes nothing more and says to run it again. The check is part of the MERGE, so Iceberg's
+    own validation covers the rest: a run that commits to the target while this MERGE runs makes
     this commit fail on the rows both changed. Once a run's target MERGE has committed, every
     other run of the model fails at its own. -#}
 
-{% macro spark__read_fence(relations, temps) -%}
-  {{ return({'relations': relations, 'noted': temps.fence} if relations else none) }}
+{% macro spark__read_fence(relations, temps, writes) -%}
+  {#- Without schema changes before it (most runs), the snapshots are read now, into the SQL as
+      literals (one query). A schema change can commit a snapshot of its own (filling a new
+      state column), so after one they are noted among the writes, in a working table (`noted`). -#}
+  {%- if not relations -%}{{ return(none) }}{%- endif -%}
+  {%- if writes | select | map('trim') | select | list -%}
+    {{ return({'relations': relations, 'noted': temps.fence, 'snapshots': none}) }}
+  {%- endif -%}
+  {%- set current = [] -%}
+  {%- for relation in relations -%}{%- do current.append(auto_cdc.current_snapshot_sql(relation)) -%}{%- endfor -%}
+  {%- set row = run_query('select ' ~ current | join(', ')).rows[0] -%}
+  {{ return({'relations': relations, 'noted': none, 'snapshots': row | map('int') | list}) }}
 {%- endmacro %}
 
 
 {% macro spark__note_fence_sql(fence) -%}
-  {%- if fence is none -%}{{ return('') }}{%- endif -%}
+  {%- if fence is none or fence.noted is none -%}{{ return('') }}{%- endif -%}
   create table {{ fence.noted }} using parquet as
   select
   {%- for relation in fence.relations %}
@@ -178,7 +187,7 @@
   {%- set written_names = written | map(attribute='identifier') | map('lower') | list -%}
   case when
   {%- for relation in fence.relations %}
-    {%- set noted = '(select snapshot_' ~ loop.index ~ ' from ' ~ fence.noted ~ ')' %}
+    {%- set noted = fence.snapshots[loop.index0] if fence.snapshots is not none else '(select snapshot_' ~ loop.index ~ ' from ' ~ fence.noted ~ ')' %}
     {%- if relation.identifier | lower in written_names %}
     ({{ auto_cdc.current_snapshot_sql(relation) }} = {{ noted }} or {{ auto_cdc.current_parent_snapshot_sql(relation) }} = {{ noted }}){{ ' and' if not loop.last }}
     {%- else %}
