@@ -154,9 +154,7 @@
   {%- if writes | select | map('trim') | select | list -%}
     {{ return({'relations': relations, 'noted': temps.fence, 'snapshots': none}) }}
   {%- endif -%}
-  {%- set current = [] -%}
-  {%- for relation in relations -%}{%- do current.append(auto_cdc.current_snapshot_sql(relation)) -%}{%- endfor -%}
-  {%- set row = run_query('select ' ~ current | join(', ')).rows[0] -%}
+  {%- set row = run_query(auto_cdc.current_snapshots_sql(relations)).rows[0] -%}
   {{ return({'relations': relations, 'noted': none, 'snapshots': row | map('int') | list}) }}
 {%- endmacro %}
 
@@ -164,8 +162,14 @@
 {% macro spark__note_fence_sql(fence) -%}
   {%- if fence is none or fence.noted is none -%}{{ return('') }}{%- endif -%}
   create table {{ fence.noted }} using parquet as
+  {{ auto_cdc.current_snapshots_sql(fence.relations) }}
+{%- endmacro %}
+
+
+{% macro current_snapshots_sql(relations) -%}
+  {#- One row: each relation's current snapshot, as snapshot_1, snapshot_2, ... -#}
   select
-  {%- for relation in fence.relations %}
+  {%- for relation in relations %}
     {{ auto_cdc.current_snapshot_sql(relation) }} as snapshot_{{ loop.index }}{{ ',' if not loop.last }}
   {%- endfor %}
 {%- endmacro %}
