@@ -38,6 +38,11 @@
   analyze {{ relation }} ({{ auto_cdc.quoted_list(columns) }})
 {%- endmacro %}
 
+{% macro postgres__subquery_fence() -%}
+  {#- `offset 0`: PostgreSQL does not pull a subquery with an OFFSET up into its parent. -#}
+  offset 0
+{%- endmacro %}
+
 {% macro postgres__prepare_session() -%}
   {#- For this transaction only. With the default random_page_cost (4, tuned for spinning
       disks) PostgreSQL prefers a full scan of a large target over a few thousand key lookups,

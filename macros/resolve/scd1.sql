@@ -28,6 +28,7 @@
 {%- endmacro %}
 
 {% macro default__scd1_changes_sql(arg_dict) -%}
+  {%- set fence = auto_cdc.subquery_fence() %}
   with
   {{ auto_cdc.watermark_ctes(arg_dict.cfg, arg_dict.batch, arg_dict.runs) }},
   batch_keys as (
@@ -38,6 +39,7 @@
   ),
   joined as (
     {{ auto_cdc.scd1_joined_sql(arg_dict) }}
+    {{ fence }}
   ),
   barred as (
     {#- The newest upsert and delete; the barrier: nothing written before it survives. #}
@@ -48,13 +50,16 @@
         {{ auto_cdc.seq_greatest('__cdc_stored_delete_seq', '__cdc_batch_delete_seq', n, '__cdc_last_delete_seq') }},
         {{ auto_cdc.seq_greatest('__cdc_batch_upsert_seq', '__cdc_stored_upsert_seq', n, '__cdc_last_upsert_seq') }}
       from joined
+      {{ fence }}
     ) as merged
   ),
   resolved as (
     {{ auto_cdc.scd1_resolved_sql(arg_dict.cfg) }}
+    {{ fence }}
   ),
   final as (
     {{ auto_cdc.scd1_final_sql(arg_dict.cfg) }}
+    {{ fence }}
   )
   select final.*,
     case
