@@ -16,11 +16,18 @@ CI tests those versions (scripts/test.sh) and the lowest of these ranges
 (scripts/check_lowest_versions.sh).
 """
 
+import re
+from pathlib import Path
+
 from setuptools import find_packages, setup
+
+# One version, dbt_project.yml's (what `dbt deps` sees); RELEASE.md says how to change it.
+VERSION = re.search(r'^version: "([^"]+)"$', Path("dbt_project.yml").read_text(), re.MULTILINE).group(1)
 
 setup(
     name="dbt-auto-cdc",
-    version="0.1.0",
+    version=VERSION,
+    license="Apache-2.0",
     description="Databricks-style AUTO CDC (SCD1/SCD2 from change feeds and snapshots) for dbt",
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
@@ -49,6 +56,8 @@ setup(
             "pytest-xdist>=3.5",  # the suite runs on two workers
             "hypothesis>=6.100",
             "ruff>=0.5",
+            "mypy>=1.10",  # scripts/test.sh type-checks auto_cdc/ (pyproject.toml: strict)
+            "types-PyYAML",
             "psycopg2-binary>=2.9",
             "pandas>=2",  # the plugin tests spill a real data frame
         ],

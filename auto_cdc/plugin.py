@@ -30,7 +30,7 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
@@ -67,7 +67,7 @@ def load_function(spec: str, paths: Iterable[str] = ()) -> Callable[[Any], Any]:
     function = getattr(module, attribute, None)
     if not callable(function):
         raise SnapshotFunctionError(f"snapshot_version_function '{spec}': {module_name} has no function {attribute}")
-    return function
+    return cast("Callable[[Any], Any]", function)
 
 
 def parse_version(text: str | None, type_name: str | None) -> Any:
@@ -102,7 +102,8 @@ def version_literal(version: Any) -> str:
         return f"cast('{float(version)!r}' as double)"
     if isinstance(version, decimal.Decimal):
         # One type for every version (the stored versions' type is checked on each run).
-        if not version.is_finite() or version.normalize().as_tuple().exponent < -_DECIMAL_SCALE:
+        exponent = version.normalize().as_tuple().exponent  # a letter only when not finite
+        if not version.is_finite() or not isinstance(exponent, int) or exponent < -_DECIMAL_SCALE:
             raise SnapshotFunctionError(
                 f"a Decimal snapshot version must be finite with at most {_DECIMAL_SCALE} decimals"
             )
@@ -177,7 +178,8 @@ class Plugin(BasePlugin):
         atexit.register(shutil.rmtree, self.spill_dir, ignore_errors=True)
 
     def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
-        conn.create_function(
+        # `null_handling` as a string: DuckDB's stubs name an enum that DuckDB 2.0 does not export.
+        conn.create_function(  # type: ignore[call-overload]
             SQL_FUNCTION,
             self._next_snapshot,
             [duckdb.sqltype("VARCHAR")] * 3,

@@ -167,7 +167,8 @@ def profile_yaml(profile: str, schema: str, parameters: dict[str, str]) -> str:
     }
     document = {profile: {"target": "spark", "outputs": {"spark": target}}}
     header = "# A local Spark session with Iceberg tables: written by `python -m auto_cdc.spark`.\n"
-    return header + yaml.safe_dump(document, sort_keys=False, width=1000)
+    body: str = yaml.safe_dump(document, sort_keys=False, width=1000)
+    return header + body
 
 
 def _project_profile() -> str | None:

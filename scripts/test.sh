@@ -40,7 +40,10 @@ if [ "$v2_tier" = 1 ] && ! command -v npm >/dev/null 2>&1; then
   apt_install "npm" npm
 fi
 
+# Lint, format and types (pyproject.toml; .pre-commit-config.yaml runs the same before a commit).
 ruff check .
+ruff format --check .
+mypy
 # Two workers (one per core); the example project's tests share its directory, so they stay on
 # one worker (xdist_group).
 python3 -m pytest -n 2 --dist loadgroup --durations=15 "$@"

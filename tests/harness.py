@@ -39,8 +39,22 @@ V2 = "v2"
 # dbt's own model configs: everything else a test sets is an auto_cdc config, which dbt v2 takes
 # only under `meta` (and dbt-core 1.x at the top level or there).
 DBT_CONFIGS = {
-    "materialized", "enabled", "unique_key", "on_schema_change", "contract", "full_refresh", "tags", "pre_hook",
-    "post_hook", "persist_docs", "grants", "alias", "schema", "file_format", "tblproperties", "meta",
+    "materialized",
+    "enabled",
+    "unique_key",
+    "on_schema_change",
+    "contract",
+    "full_refresh",
+    "tags",
+    "pre_hook",
+    "post_hook",
+    "persist_docs",
+    "grants",
+    "alias",
+    "schema",
+    "file_format",
+    "tblproperties",
+    "meta",
 }
 # Column types the tests write in PostgreSQL/DuckDB spelling, as Spark spells them.
 SPARK_TYPES = {
@@ -94,7 +108,11 @@ def invoke_dbt_v2(
     reports no adapter response of a materialization: record/runs.sql, `report_result`)."""
     done = subprocess.run(
         [str(v2.binary), *args, "--log-format", "json"],
-        capture_output=True, text=True, cwd=cwd, check=False, env={**v2_env.environment(v2.driver_home), **(env or {})},
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+        env={**v2_env.environment(v2.driver_home), **(env or {})},
     )
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     messages: dict[str, str] = {}
@@ -105,13 +123,15 @@ def invoke_dbt_v2(
         if info["name"] == "JinjaLogInfo" and "num_upserted_rows=" in info["msg"]:
             messages[node.get("unique_id", "")] = info["msg"].split(": ", 2)[-1]
         if info["name"] == "NodeFinished":
-            results.append(SimpleNamespace(
-                node=SimpleNamespace(name=node["node_name"], resource_type=node["resource_type"]),
-                status=data["run_result"]["status"],
-                message=messages.get(node["unique_id"], data["run_result"].get("message", "")),
-                failures=data["run_result"].get("num_failures"),
-                adapter_response={},
-            ))
+            results.append(
+                SimpleNamespace(
+                    node=SimpleNamespace(name=node["node_name"], resource_type=node["resource_type"]),
+                    status=data["run_result"]["status"],
+                    message=messages.get(node["unique_id"], data["run_result"].get("message", "")),
+                    failures=data["run_result"].get("num_failures"),
+                    adapter_response={},
+                )
+            )
     errors = [event["info"]["msg"] for event in events if event["info"]["level"] == "error"]
     if done.returncode != 0 and not errors:
         errors.append(done.stderr or done.stdout)

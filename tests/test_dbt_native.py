@@ -156,6 +156,7 @@ def test_target_run_holds_the_statements_the_run_executed(project: CdcProject) -
     batch, writes = second.split("-- The writes, applied together")
     assert "events" in batch and "__cdc_op" in batch  # the model query, read into the batch
     assert "dim__cdc_state" in writes and "dim__cdc_runs" in writes  # state and run history written
+
     def writes_target(verbs: str, text: str) -> bool:  # "dim" quoted or not (dbt-spark), not dim__cdc_*
         return re.search(rf"({verbs}) \S*\bdim[`\"]?\s", text) is not None
 

@@ -59,8 +59,12 @@ class PostgresFeed:
         for row in rows:
             self.events.append(self._event("r", None, row, lsn, None))
 
-    def transaction(self, *changes: tuple[str, dict[str, Any] | None, dict[str, Any] | None],
-                    lsns: list[int] | None = None, commit_lsn: int | None = None) -> None:
+    def transaction(
+        self,
+        *changes: tuple[str, dict[str, Any] | None, dict[str, Any] | None],
+        lsns: list[int] | None = None,
+        commit_lsn: int | None = None,
+    ) -> None:
         """Changes (op, before, after) committed together, at the given LSNs or the next ones."""
         lsns = lsns or [self.lsn() for _ in changes]
         for (op, before, after), lsn in zip(changes, lsns):
@@ -72,32 +76,59 @@ class PostgresFeed:
 
     def _event(self, op: str, before: Any, after: Any, lsn: int, last_commit: int | None) -> dict[str, Any]:
         sequence = json.dumps([None if last_commit is None else str(last_commit), str(lsn)])
-        source = {"version": "3.6.3.Final", "connector": "postgresql", "name": "dbz", "ts_ms": COMMITTED_MS + lsn,
-                  "snapshot": "true" if op == "r" else "false", "db": "app", "sequence": sequence,
-                  "schema": "public", "table": "customers", "txId": 700 + lsn // 100, "lsn": lsn, "xmin": None}
-        return {"before": before, "after": after, "source": source, "op": op, "ts_ms": COMMITTED_MS + lsn + 3,
-                "transaction": None}
+        source = {
+            "version": "3.6.3.Final",
+            "connector": "postgresql",
+            "name": "dbz",
+            "ts_ms": COMMITTED_MS + lsn,
+            "snapshot": "true" if op == "r" else "false",
+            "db": "app",
+            "sequence": sequence,
+            "schema": "public",
+            "table": "customers",
+            "txId": 700 + lsn // 100,
+            "lsn": lsn,
+            "xmin": None,
+        }
+        return {
+            "before": before,
+            "after": after,
+            "source": source,
+            "op": op,
+            "ts_ms": COMMITTED_MS + lsn + 3,
+            "transaction": None,
+        }
 
 
 def land(project: CdcProject, events: list[dict[str, Any] | None], table: str = "landed", start: int = 1) -> None:
     """Landed as a Kafka sink lands the JSON converter's values: one row per record, in the
     envelope's top-level fields (JSON text), with its arrival number; a tombstone's row is empty."""
     if not project.exists(table):
-        project.create_table(table, {"before": "text", "after": "text", "source": "text", "op": "text",
-                                     "ts_ms": "bigint", "loaded": "integer"})
+        project.create_table(
+            table,
+            {"before": "text", "after": "text", "source": "text", "op": "text", "ts_ms": "bigint", "loaded": "integer"},
+        )
     rows = []
     for number, event in enumerate(events, start):
         if event is None:
             rows.append((None, None, None, None, None, number))
         else:
-            rows.append((json.dumps(event["before"]) if event["before"] is not None else None,
-                         json.dumps(event["after"]) if event["after"] is not None else None,
-                         json.dumps(event["source"]), event["op"], event["ts_ms"], number))
+            rows.append(
+                (
+                    json.dumps(event["before"]) if event["before"] is not None else None,
+                    json.dumps(event["after"]) if event["after"] is not None else None,
+                    json.dumps(event["source"]),
+                    event["op"],
+                    event["ts_ms"],
+                    number,
+                )
+            )
     project.insert(table, rows)
 
 
-def model(project: CdcProject, config: dict[str, Any], args: str = ARGS, table: str = "landed",
-          name: str = "customers") -> None:
+def model(
+    project: CdcProject, config: dict[str, Any], args: str = ARGS, table: str = "landed", name: str = "customers"
+) -> None:
     body = "select * from {{ auto_cdc.debezium(" + repr(project.relation(table)) + ", " + args + ") }}"
     project.model(name, body, **config)
 
@@ -117,8 +148,17 @@ def key(id: int) -> dict[str, Any]:
 
 
 # The flattened form's table: the row's own columns, Debezium's `__` fields, the arrival number.
-FLAT_COLUMNS = {"id": "integer", "name": "text", "notes": "text", "__deleted": "text", "__op": "text",
-                "__lsn": "bigint", "__sequence": "text", "__source_ts_ms": "bigint", "loaded": "integer"}
+FLAT_COLUMNS = {
+    "id": "integer",
+    "name": "text",
+    "notes": "text",
+    "__deleted": "text",
+    "__op": "text",
+    "__lsn": "bigint",
+    "__sequence": "text",
+    "__source_ts_ms": "bigint",
+    "loaded": "integer",
+}
 
 
 def flat(events: list[dict[str, Any] | None]) -> list[tuple[Any, ...]]:
@@ -129,8 +169,19 @@ def flat(events: list[dict[str, Any] | None]) -> list[tuple[Any, ...]]:
         if event is not None:
             image = event["before"] if event["op"] == "d" else event["after"]
             source = event["source"]
-            rows.append((image["id"], image["name"], image["notes"], str(event["op"] == "d").lower(), event["op"],
-                         source["lsn"], source["sequence"], source["ts_ms"], source["lsn"]))
+            rows.append(
+                (
+                    image["id"],
+                    image["name"],
+                    image["notes"],
+                    str(event["op"] == "d").lower(),
+                    event["op"],
+                    source["lsn"],
+                    source["sequence"],
+                    source["ts_ms"],
+                    source["lsn"],
+                )
+            )
     return rows
 
 
@@ -182,7 +233,7 @@ def test_the_toast_placeholder_keeps_the_stored_value(project: CdcProject, feed:
     project.run()
     assert current(project) == [(1, "a2", "long text"), (2, "b", "changed")]
     assert current(project, "history") == [(1, "a2", "long text"), (2, "b", "changed")]
-    assert project.query(f'select count(*) from {project.relation("history")} where notes = {UNAVAILABLE!r}') == [(0,)]
+    assert project.query(f"select count(*) from {project.relation('history')} where notes = {UNAVAILABLE!r}") == [(0,)]
 
 
 def test_the_placeholder_arriving_before_the_value_it_stands_for(project: CdcProject, feed: PostgresFeed) -> None:
@@ -281,8 +332,10 @@ def test_the_value_column_form_with_schemas(project: CdcProject, feed: PostgresF
     feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
     feed.transaction(("u", None, row(1, "a2", UNAVAILABLE)), ("d", key(2), None))
     project.create_table("records", {"value": "text", "loaded": "integer"})
-    values = [None if event is None else {"schema": {"type": "struct"}, "payload": event} if i % 2 else event
-              for i, event in enumerate(feed.events)]
+    values = [
+        None if event is None else {"schema": {"type": "struct"}, "payload": event} if i % 2 else event
+        for i, event in enumerate(feed.events)
+    ]
     project.insert("records", [(None if value is None else json.dumps(value), i) for i, value in enumerate(values)])
     model(project, SCD1, f"columns={COLUMNS}, envelope_column='value', extra_columns=['loaded']", table="records")
     project.run("customers")
@@ -311,10 +364,15 @@ def test_the_flattened_form(project: CdcProject, feed: PostgresFeed) -> None:
 def test_a_flattened_table_without_the_fields_that_order_it_is_refused(project: CdcProject) -> None:
     """`__lsn` alone does not give commit order: without `__sequence` the run fails before
     writing, naming the missing fields and the add.fields to configure."""
-    project.create_table("flat", {"id": "integer", "name": "text", "__op": "text", "__lsn": "bigint",
-                                  "__source_ts_ms": "bigint"})
-    model(project, {key: value for key, value in SCD1.items() if key != "except_column_list"}, "form='flattened'",
-          table="flat")
+    project.create_table(
+        "flat", {"id": "integer", "name": "text", "__op": "text", "__lsn": "bigint", "__source_ts_ms": "bigint"}
+    )
+    model(
+        project,
+        {key: value for key, value in SCD1.items() if key != "except_column_list"},
+        "form='flattened'",
+        table="flat",
+    )
     outcome = project.dbt("run", "--select", "customers")
     assert not outcome.success
     assert "without __sequence" in outcome.error and "add.fields=op,sequence,lsn,source.ts_ms" in outcome.error
@@ -324,9 +382,16 @@ def test_a_flattened_table_without_the_fields_that_order_it_is_refused(project: 
 def _other_connector(project: CdcProject, connector: str, sources: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """Updates of key 1 named by the position in `sources`, landed in reverse; the name that
     wins and the versions' order."""
-    events = [{"before": None, "after": row(1, f"v{i}"), "op": "u" if i else "c",
-               "source": {**source, "connector": connector, "ts_ms": COMMITTED_MS}, "ts_ms": COMMITTED_MS}
-              for i, source in enumerate(sources)]
+    events = [
+        {
+            "before": None,
+            "after": row(1, f"v{i}"),
+            "op": "u" if i else "c",
+            "source": {**source, "connector": connector, "ts_ms": COMMITTED_MS},
+            "ts_ms": COMMITTED_MS,
+        }
+        for i, source in enumerate(sources)
+    ]
     land(project, events[::-1])
     model(project, SCD2, f"{ARGS}, connector='{connector}'", name="history")
     project.run("history")
@@ -336,18 +401,24 @@ def _other_connector(project: CdcProject, connector: str, sources: list[dict[str
 def test_mysql_events_are_ordered_by_binlog_file_position_and_row(project: CdcProject) -> None:
     """The binlog file's number (not its name: mysql-bin.999999 comes before mysql-bin.1000000),
     then the position, then the row within the event."""
-    sources = [{"file": "mysql-bin.000009", "pos": 9000, "row": 0}, {"file": "mysql-bin.000009", "pos": 9000, "row": 1},
-               {"file": "mysql-bin.000010", "pos": 4, "row": 0}, {"file": "mysql-bin.999999", "pos": 100, "row": 0},
-               {"file": "mysql-bin.1000000", "pos": 4, "row": 0}]
+    sources = [
+        {"file": "mysql-bin.000009", "pos": 9000, "row": 0},
+        {"file": "mysql-bin.000009", "pos": 9000, "row": 1},
+        {"file": "mysql-bin.000010", "pos": 4, "row": 0},
+        {"file": "mysql-bin.999999", "pos": 100, "row": 0},
+        {"file": "mysql-bin.1000000", "pos": 4, "row": 0},
+    ]
     assert _other_connector(project, "mysql", sources) == [(f"v{i}",) for i in range(5)]
 
 
 def test_sql_server_events_are_ordered_by_commit_lsn_change_lsn_and_serial(project: CdcProject) -> None:
     """Two events of one commit share its LSN: the change LSN, then event_serial_no, order them."""
-    sources = [{"commit_lsn": "0000002a:00000ab8:0003", "change_lsn": "0000002a:00000ab8:0002", "event_serial_no": 1},
-               {"commit_lsn": "0000002a:00000ab8:0003", "change_lsn": "0000002a:00000ab8:0002", "event_serial_no": 2},
-               {"commit_lsn": "0000002a:00000ab8:0003", "change_lsn": "0000002a:00000ac0:0001", "event_serial_no": 1},
-               {"commit_lsn": "0000002b:00000010:0001", "change_lsn": "0000002b:00000008:0001", "event_serial_no": 1}]
+    sources = [
+        {"commit_lsn": "0000002a:00000ab8:0003", "change_lsn": "0000002a:00000ab8:0002", "event_serial_no": 1},
+        {"commit_lsn": "0000002a:00000ab8:0003", "change_lsn": "0000002a:00000ab8:0002", "event_serial_no": 2},
+        {"commit_lsn": "0000002a:00000ab8:0003", "change_lsn": "0000002a:00000ac0:0001", "event_serial_no": 1},
+        {"commit_lsn": "0000002b:00000010:0001", "change_lsn": "0000002b:00000008:0001", "event_serial_no": 1},
+    ]
     assert _other_connector(project, "sqlserver", sources) == [(f"v{i}",) for i in range(4)]
 
 
@@ -357,14 +428,24 @@ def test_the_types_inside_the_envelope(project: CdcProject, feed: PostgresFeed) 
     (decimal.handling.mode=string), booleans, big integers, JSON text."""
     moment = datetime.datetime(2026, 12, 3, 6, 18, 44, 123456)
     micros = (moment - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1)
-    after = {"id": 1, "at_us": micros, "at_ms": micros // 1000, "day": (moment.date() - datetime.date(1970, 1, 1)).days,
-             "seen": "2026-12-03T06:18:44.123456Z", "amount": "12345678901234567890.12", "flag": True,
-             "big": 9007199254740993, "doc": '{"a": [1, 2]}'}
+    after = {
+        "id": 1,
+        "at_us": micros,
+        "at_ms": micros // 1000,
+        "day": (moment.date() - datetime.date(1970, 1, 1)).days,
+        "seen": "2026-12-03T06:18:44.123456Z",
+        "amount": "12345678901234567890.12",
+        "flag": True,
+        "big": 9007199254740993,
+        "doc": '{"a": [1, 2]}',
+    }
     feed.snapshot(after)
     land(project, feed.events)
-    columns = ("{'id': 'integer', 'at_us': 'timestamp', 'at_ms': {'type': 'timestamp', 'encoding': 'epoch_millis'},"
-               " 'day': 'date', 'seen': 'timestamptz', 'amount': 'decimal(24,2)', 'flag': 'boolean',"
-               " 'big': 'bigint', 'doc': 'text'}")
+    columns = (
+        "{'id': 'integer', 'at_us': 'timestamp', 'at_ms': {'type': 'timestamp', 'encoding': 'epoch_millis'},"
+        " 'day': 'date', 'seen': 'timestamptz', 'amount': 'decimal(24,2)', 'flag': 'boolean',"
+        " 'big': 'bigint', 'doc': 'text'}"
+    )
     model(project, SCD1, f"columns={columns}, extra_columns=['loaded']")
     project.run("customers")
     at_us, at_ms, day, seen, amount, flag, big, doc = project.query(
@@ -389,8 +470,9 @@ def test_the_types_inside_the_envelope(project: CdcProject, feed: PostgresFeed) 
     ],
     ids=["key_not_in_columns", "unknown_connector", "unknown_encoding", "no_columns", "unknown_truncates"],
 )
-def test_argument_errors_name_the_model_and_the_argument(project: CdcProject, feed: PostgresFeed, args: str,
-                                                         fragments: list[str]) -> None:
+def test_argument_errors_name_the_model_and_the_argument(
+    project: CdcProject, feed: PostgresFeed, args: str, fragments: list[str]
+) -> None:
     feed.snapshot(row(1, "a", "n1"))
     land(project, feed.events)
     model(project, SCD1, args)
@@ -406,11 +488,16 @@ def test_argument_errors_name_the_model_and_the_argument(project: CdcProject, fe
 def test_spark_refuses_the_macro_before_writing(project: CdcProject) -> None:
     """Not tested on Spark (its JSON functions differ): refused there by its capabilities, run
     elsewhere."""
-    project.create_table("landed", {"id": "integer", "__op": "text", "__lsn": "bigint", "__sequence": "text",
-                                    "__source_ts_ms": "bigint"})
+    project.create_table(
+        "landed", {"id": "integer", "__op": "text", "__lsn": "bigint", "__sequence": "text", "__source_ts_ms": "bigint"}
+    )
     project.insert("landed", [(1, "r", 16, '[null,"16"]', COMMITTED_MS)])
-    model(project, {key: value for key, value in SCD1.items() if key != "except_column_list"}, "form='flattened'",
-          table="landed")
+    model(
+        project,
+        {key: value for key, value in SCD1.items() if key != "except_column_list"},
+        "form='flattened'",
+        table="landed",
+    )
     if project.adapter != "spark":
         project.run("customers")
         assert current(project, columns="id") == [(1,)]

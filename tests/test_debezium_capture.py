@@ -23,15 +23,33 @@ import postgres_server
 from debezium_capture import Capture, Record
 from harness import CdcProject
 
-SOURCE_COLUMNS = {"id": "integer", "name": "text", "notes": "text", "balance": "numeric(12,2)",
-                  "updated_at": "timestamp", "born": "date", "seen_at": "timestamptz"}
-COLUMNS = ("{'id': 'integer', 'name': 'text', 'notes': 'text', 'balance': 'decimal(12,2)',"
-           " 'updated_at': 'timestamp', 'born': 'date', 'seen_at': 'timestamptz'}")
-SCD1 = {"keys": ["id"], "sequence_by": "_dbz_sequence", "apply_as_deletes": "_dbz_op = 'd'",
-        "apply_as_truncates": "_dbz_op = 't'", "columns_to_update": "_dbz_columns", "checkpoint_column": "loaded",
-        "except_column_list": ["_dbz_op", "_dbz_sequence", "_dbz_columns", "loaded"]}
-SCD2 = {**{k: v for k, v in SCD1.items() if k != "apply_as_truncates"}, "stored_as_scd_type": 2,
-        "track_history_except_column_list": ["_dbz_committed_at"]}
+SOURCE_COLUMNS = {
+    "id": "integer",
+    "name": "text",
+    "notes": "text",
+    "balance": "numeric(12,2)",
+    "updated_at": "timestamp",
+    "born": "date",
+    "seen_at": "timestamptz",
+}
+COLUMNS = (
+    "{'id': 'integer', 'name': 'text', 'notes': 'text', 'balance': 'decimal(12,2)',"
+    " 'updated_at': 'timestamp', 'born': 'date', 'seen_at': 'timestamptz'}"
+)
+SCD1 = {
+    "keys": ["id"],
+    "sequence_by": "_dbz_sequence",
+    "apply_as_deletes": "_dbz_op = 'd'",
+    "apply_as_truncates": "_dbz_op = 't'",
+    "columns_to_update": "_dbz_columns",
+    "checkpoint_column": "loaded",
+    "except_column_list": ["_dbz_op", "_dbz_sequence", "_dbz_columns", "loaded"],
+}
+SCD2 = {
+    **{k: v for k, v in SCD1.items() if k != "apply_as_truncates"},
+    "stored_as_scd_type": 2,
+    "track_history_except_column_list": ["_dbz_committed_at"],
+}
 NAMES = ", ".join(SOURCE_COLUMNS)
 SEEN = datetime.datetime(2026, 6, 1, tzinfo=datetime.timezone.utc)
 
@@ -43,11 +61,18 @@ def _big() -> str:
 
 
 def _rows(ids: range, big: bool = False) -> list[tuple[Any, ...]]:
-    return [(i, f"name {i}", _big() if big and i % 2 else f"notes {i}", f"{i}.{i % 100:02d}",
-             datetime.datetime(2026, 1, 1, 12, 0, 0, 123456) + datetime.timedelta(hours=i),
-             datetime.date(1990, 1, 1) + datetime.timedelta(days=i),
-             SEEN + datetime.timedelta(seconds=i, microseconds=7))
-            for i in ids]
+    return [
+        (
+            i,
+            f"name {i}",
+            _big() if big and i % 2 else f"notes {i}",
+            f"{i}.{i % 100:02d}",
+            datetime.datetime(2026, 1, 1, 12, 0, 0, 123456) + datetime.timedelta(hours=i),
+            datetime.date(1990, 1, 1) + datetime.timedelta(days=i),
+            SEEN + datetime.timedelta(seconds=i, microseconds=7),
+        )
+        for i in ids
+    ]
 
 
 def _insert(cursor: Any, table: str, rows: list[tuple[Any, ...]]) -> None:
@@ -108,8 +133,9 @@ def feed() -> Iterator[tuple[Capture, dict[str, list[tuple[Any, ...]]]]]:
                 cursor.execute(f"create table {table} ({columns}, primary key (id))")
                 cursor.execute(f"alter table {table} replica identity default")
                 _insert(cursor, table, _rows(range(1, 41), big=True))  # read by the initial snapshot (op 'r')
-        captured = debezium_capture.capture(server, "postgres", ["public.customers", "public.accounts"],
-                                            lambda: _workload(server))
+        captured = debezium_capture.capture(
+            server, "postgres", ["public.customers", "public.accounts"], lambda: _workload(server)
+        )
         with psycopg2.connect(host=server.host, port=server.port, user=server.user, dbname="postgres") as connection:
             cursor = connection.cursor()
             tables = {}
@@ -123,8 +149,10 @@ def feed() -> Iterator[tuple[Capture, dict[str, list[tuple[Any, ...]]]]]:
 
 def _normalised(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """Timestamps with time zone in UTC (DuckDB's driver gives them in the local zone)."""
-    return tuple(value.astimezone(datetime.timezone.utc) if isinstance(value, datetime.datetime) and value.tzinfo
-                 else value for value in row)
+    return tuple(
+        value.astimezone(datetime.timezone.utc) if isinstance(value, datetime.datetime) and value.tzinfo else value
+        for value in row
+    )
 
 
 def _land(project: CdcProject, records: list[Record], batch: int) -> None:
@@ -135,26 +163,53 @@ def _land(project: CdcProject, records: list[Record], batch: int) -> None:
     for table in ("customers", "accounts"):
         values = [record.value for record in records if record.table == f"public.{table}"]
         if not project.exists(f"{table}_envelopes"):
-            project.create_table(f"{table}_envelopes", {"before": json_type, "after": json_type, "source": json_type,
-                                                        "op": "text", "loaded": "integer"})
+            project.create_table(
+                f"{table}_envelopes",
+                {"before": json_type, "after": json_type, "source": json_type, "op": "text", "loaded": "integer"},
+            )
             project.create_table(f"{table}_values", {"value": json_type, "loaded": "integer"})
         project.insert(f"{table}_values", [(None if value is None else json.dumps(value), batch) for value in values])
-        project.insert(f"{table}_envelopes", [
-            (*(None if value[part] is None else json.dumps(value[part]) for part in ("before", "after", "source")),
-             value["op"], batch)
-            for value in values if value is not None
-        ])
+        project.insert(
+            f"{table}_envelopes",
+            [
+                (
+                    *(
+                        None if value[part] is None else json.dumps(value[part])
+                        for part in ("before", "after", "source")
+                    ),
+                    value["op"],
+                    batch,
+                )
+                for value in values
+                if value is not None
+            ],
+        )
 
 
 def _land_flattened(project: CdcProject, records: list[Record], batch: int) -> None:
     """The flattened rows in columns of the JSON converter's types, as a sink creates them."""
-    columns = {"id": "integer", "name": "text", "notes": "text", "balance": "text", "updated_at": "bigint",
-               "born": "integer", "seen_at": "text", "__deleted": "text", "__op": "text", "__lsn": "bigint",
-               "__sequence": "text", "__source_ts_ms": "bigint", "loaded": "integer"}
+    columns = {
+        "id": "integer",
+        "name": "text",
+        "notes": "text",
+        "balance": "text",
+        "updated_at": "bigint",
+        "born": "integer",
+        "seen_at": "text",
+        "__deleted": "text",
+        "__op": "text",
+        "__lsn": "bigint",
+        "__sequence": "text",
+        "__source_ts_ms": "bigint",
+        "loaded": "integer",
+    }
     if not project.exists("customers_flat"):
         project.create_table("customers_flat", columns)
-    rows = [(*(record.value.get(name) for name in columns if name != "loaded"), batch)
-            for record in records if record.table == "public.customers" and record.value is not None]
+    rows = [
+        (*(record.value.get(name) for name in columns if name != "loaded"), batch)
+        for record in records
+        if record.table == "public.customers" and record.value is not None
+    ]
     project.insert("customers_flat", rows)
 
 
@@ -198,8 +253,9 @@ def test_a_real_debezium_feed_shuffled_into_batches_equals_its_source(
         assert _current(project, model) == source["customers"], model
     for model in ("accounts_scd1", "accounts_scd2"):
         assert _current(project, model) == source["accounts"], model
-    unavailable = project.query(f"select count(*) from {project.relation('customers_scd2')}"
-                                " where notes like '%debezium_unavailable%'")
+    unavailable = project.query(
+        f"select count(*) from {project.relation('customers_scd2')} where notes like '%debezium_unavailable%'"
+    )
     assert unavailable == [(0,)]
 
 

@@ -4,6 +4,7 @@ dbt_project.yml's require-dbt-version, the scripts' pins and the README's instal
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import json
 import re
 from pathlib import Path
@@ -113,13 +114,30 @@ def test_the_scripts_install_the_pinned_versions_inside_the_ranges() -> None:
             assert SpecifierSet(ranges[name]).contains(version), f"{name}=={version} outside {ranges[name]}"
 
 
+def _version() -> str:
+    """The one version: dbt_project.yml's."""
+    return str(yaml.safe_load((ROOT / "dbt_project.yml").read_text())["version"])
+
+
+def test_one_version_in_dbt_project_the_distribution_and_the_changelog() -> None:
+    """setup.py reads dbt_project.yml's version (so the installed distribution and
+    auto_cdc.__version__ carry it); CHANGELOG.md's first version heading is that version, with
+    only `## Unreleased` allowed above it; the licence the hub requires is at the root."""
+    version = _version()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version), version
+    assert auto_cdc.__version__ == version == importlib.metadata.version("dbt-auto-cdc")
+    headings = re.findall(r"^## (.+)$", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
+    released = [heading for heading in headings if heading != "Unreleased"]
+    assert released and released[0].split()[0] == version, headings[:2]
+    assert headings.index(released[0]) <= 1 and (headings.index(released[0]) == 0 or headings[0] == "Unreleased")
+    assert "Apache License" in (ROOT / "LICENSE").read_text() and _setup_argument("license") == "Apache-2.0"
+
+
 def test_the_readme_installs_the_current_version_by_its_tag_with_the_scripts_pins() -> None:
-    """README, "Use it in your project": packages.yml and pip name the tag of the version that
-    setup.py, dbt_project.yml and auto_cdc.__version__ give, and pip takes the constraints file
-    of that tag; every pin the README names is the constraints file's."""
-    version = _setup_argument("version")
-    assert yaml.safe_load((ROOT / "dbt_project.yml").read_text())["version"] == version
-    assert auto_cdc.__version__ == version
+    """README, "Use it in your project": packages.yml and pip name the tag of the version
+    (dbt_project.yml's), and pip takes the constraints file of that tag; every pin the README
+    names is the constraints file's."""
+    version = _version()
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("### Use it in your project") : readme.index("### A first model")]
     assert f"revision: v{version}\n" in section and "revision: main" not in readme

@@ -52,8 +52,13 @@ def test_a_python_version_function_fails_before_writing(project: CdcProject) -> 
         keys=["id"],
         snapshot_version_function="snapshots:next_snapshot",
     )
-    fails(project, "`snapshot_version_function` needs the auto_cdc.plugin", "dbt v2, which runs no dbt-duckdb plugins",
-          "snapshot_version_column", model="dim")
+    fails(
+        project,
+        "`snapshot_version_function` needs the auto_cdc.plugin",
+        "dbt v2, which runs no dbt-duckdb plugins",
+        "snapshot_version_column",
+        model="dim",
+    )
     assert not project.exists("dim")
 
 
