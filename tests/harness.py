@@ -54,6 +54,11 @@ DBT_CONFIGS = {
     "schema",
     "file_format",
     "tblproperties",
+    "sql_header",
+    "indexes",
+    "unlogged",
+    "incremental_strategy",
+    "batch_size",
     "meta",
 }
 # Column types the tests write in PostgreSQL/DuckDB spelling, as Spark spells them.

@@ -102,7 +102,37 @@ def test_other_packages_and_dbt_configs_keep_working(project: CdcProject) -> Non
         sequence_owner="platform",
     )
     project.replace_rows("events", HISTORY)
-    assert project.run("dim").metrics("dim") == (2, 0)
+    outcome = project.run("dim")
+    assert outcome.metrics("dim") == (2, 0)
+    # dbt's configs of other materializations do nothing here: named, not ignored silently.
+    (warning,) = [w for w in outcome.warnings if "dbt's " in w]
+    assert "`unique_key` is an incremental model's: auto_cdc's key is `keys`" in warning
+    assert "`on_configuration_change` is a materialized view's" in warning
+    assert "event_time" not in warning and "tags" not in warning and "alias" not in warning
+
+
+def test_dbt_configs_that_do_not_apply_are_named_and_unlogged_fails(project: CdcProject) -> None:
+    """Every dbt config an auto_cdc model cannot apply is named in one warning (README, "dbt's
+    own configs"); `unlogged`, which a crash would empty behind its state's back, fails."""
+    project.create_table("events", EVENTS)
+    layout = {"partition_by": ["name"], "location_root": "/tmp/elsewhere"} if project.adapter == "spark" else {}
+    indexes = {} if project.adapter == "postgres" else {"indexes": [{"columns": ["name"]}]}
+    project.model("dim", MODEL, **CONFIG, incremental_strategy="merge", batch_size="day", **layout, **indexes)
+    project.replace_rows("events", HISTORY)
+    outcome = project.run("dim")
+    (warning,) = [w for w in outcome.warnings if "dbt's " in w]
+    assert "'dim'" in warning and "`incremental_strategy` is an incremental model's" in warning
+    assert "`batch_size` is a microbatch model's" in warning
+    if indexes:
+        assert f"`indexes` do nothing on {project.adapter}" in warning
+    if layout:
+        assert "`partition_by` is not applied" in warning and "`location_root` is not applied" in warning
+    project.model("dim", MODEL, **CONFIG, unlogged=True)
+    if project.dbt_v2:  # dbt v2 itself refuses PostgreSQL's config on DuckDB
+        outcome = project.dbt("run", "--select", "dim")
+        assert not outcome.success and '`"unlogged"`' in outcome.error, outcome.error
+        return
+    fails(project, "`unlogged`: auto_cdc does not build unlogged tables", "Remove it.")
 
 
 @pytest.mark.parametrize("config", ["apply_as_deletes", "apply_as_truncates", "sequence_by"])

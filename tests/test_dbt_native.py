@@ -9,7 +9,7 @@ import re
 import pytest
 
 from harness import CdcProject, new_schema_name
-from scenarios import CONFIG, EVENTS, MODEL
+from scenarios import CONFIG, EVENTS, MODEL, fails
 
 
 @pytest.mark.spark
@@ -163,3 +163,50 @@ def test_target_run_holds_the_statements_the_run_executed(project: CdcProject) -
     assert writes_target("insert into|merge into|update|delete from", writes), writes
     assert writes_target("create table", first) and not writes_target("create table", second)  # created, then applied
     assert project.rows("dim") == [(1, "a2"), (2, "b")]
+
+
+@pytest.mark.spark
+@pytest.mark.dbt_v2
+def test_sql_header_runs_before_the_model_query(project: CdcProject) -> None:
+    """dbt's `sql_header` (a session setting, a temporary function or view the model query
+    needs) runs in the run's session before anything reads the query, on every run."""
+    project.create_table("events", EVENTS)
+    view = "create or replace temporary view cdc_header_tag as select 'tagged' as tag"
+    query = (
+        "select e.id, h.tag as name, e.op, e.seq from {{ target.schema }}.events as e cross join cdc_header_tag as h"
+    )
+    project.model("dim", query, **CONFIG, sql_header=view)
+    if project.dbt_v2:  # its statements share no session: refused before anything is written
+        fails(project, "`sql_header` cannot apply under dbt v2", "run the model with dbt-core")
+        return
+    project.replace_rows("events", [(1, "a", "U", 1)])
+    project.run("dim")
+    project.replace_rows("events", [(2, "b", "U", 1)])
+    project.run("dim")
+    assert project.rows("dim") == [(1, "tagged"), (2, "tagged")]
+
+
+@pytest.mark.parametrize("project", ["postgres"], indirect=True)  # the one adapter with indexes
+def test_indexes_on_postgres_are_created_with_the_target(project: CdcProject) -> None:
+    """dbt's `indexes`, as dbt's table and incremental materializations create them: with the
+    target (its first run, a --full-refresh), beside the package's unique index on the key."""
+    project.create_table("events", EVENTS)
+    project.model("dim", MODEL, **CONFIG, indexes=[{"columns": ["name"]}])
+
+    def indexes() -> list[tuple[str, ...]]:
+        return project.query(
+            "select indexdef from pg_indexes "
+            f"where schemaname = '{project.schema}' and tablename = 'dim' order by indexdef"
+        )
+
+    project.replace_rows("events", [(1, "a", "U", 1)])
+    project.run("dim")
+    project.replace_rows("events", [(1, "b", "U", 2)])
+    project.run("dim")  # an applied run adds none
+    defined = [definition for (definition,) in indexes()]
+    assert len(defined) == 2, defined
+    assert any(d.startswith("CREATE UNIQUE INDEX") and d.endswith("(id)") for d in defined), defined
+    assert any(d.startswith("CREATE INDEX") and d.endswith("(name)") for d in defined), defined
+    project.run("dim", full_refresh=True)
+    assert len(indexes()) == 2
+    assert project.rows("dim") == [(1, "b")]

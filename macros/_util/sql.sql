@@ -153,8 +153,16 @@
 
 {% macro begin_run(target) -%}
   {#- Before anything is read: the run's lock on `target` (lock_target), then its session
-      settings (prepare_session), in one call. -#}
-  {%- do auto_cdc.run_script([auto_cdc.lock_target(target), auto_cdc.prepare_session()]) -%}
+      settings (prepare_session) and dbt's `sql_header` config (the SQL a model's query needs
+      first: session settings, temporary functions; dbt puts it before the statement that runs
+      the query, and every statement of a run runs in this session), in one call. -#}
+  {%- set header = (config.get('sql_header') or '') | trim | trim(';') -%}
+  {%- if header and auto_cdc.dbt_v2() -%}
+    {%- do auto_cdc.model_error(model.name, "`sql_header` cannot apply under dbt v2: each of its statements runs in a session of its own, so what"
+          ~ " the header sets up is gone when the model query runs (dbt v2's own table models fail with one too); nothing was written."
+          ~ " Put it in the model query, or run the model with dbt-core.") -%}
+  {%- endif -%}
+  {%- do auto_cdc.run_script([auto_cdc.lock_target(target), auto_cdc.prepare_session(), header]) -%}
 {%- endmacro %}
 
 {% macro prepare_session() -%}

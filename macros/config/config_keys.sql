@@ -1,6 +1,6 @@
 {#- Stage 1, configuration: the keys set on a model. In: every key of the model's config and
     `meta`. Out: errors for a key that is probably a typo of an auto_cdc config, or belongs to the
-    other materialization. -#}
+    other materialization; for dbt's own configs, a warning naming those that do not apply. -#}
 
 {% macro _user_config_keys() -%}
   {#- Every key set on the model (config(), properties YAML, dbt_project.yml) and under its `meta`:
@@ -18,10 +18,14 @@
 {% macro _check_config_keys(snapshot, errors) -%}
   {#- A key close to an auto_cdc config is a typo that would otherwise be ignored silently (and
       build the wrong table); a config of the other materialization does nothing here. dbt's
-      own configs and other packages' keys are not close to ours (_near_miss), so they pass. -#}
+      own configs are checked for whether they apply (_check_dbt_config); other packages' keys
+      are not close to ours (_near_miss), so they pass. -#}
   {%- set names = auto_cdc.config_names(snapshot) -%}
+  {%- set not_applied = [] -%}
   {%- for key in auto_cdc._user_config_keys() if key not in names.own -%}
-    {%- if key in names.other -%}
+    {%- if key in auto_cdc.dbt_config_names() -%}
+      {%- do auto_cdc._check_dbt_config(key, not_applied, errors) -%}
+    {%- elif key in names.other -%}
       {#- auto_cdc_from_snapshot names the auto_cdc-only configs it rejects in _reject_auto_cdc_configs. -#}
       {%- if not snapshot and auto_cdc._config_value(key) is not none -%}
         {%- do errors.append("`" ~ key ~ "` only applies to auto_cdc_from_snapshot: remove it, or set materialized='auto_cdc_from_snapshot'.") -%}
@@ -33,6 +37,44 @@
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
+  {%- if not_applied -%}
+    {%- do auto_cdc.model_warning(model.name, "dbt's " ~ not_applied | join('; ') ~ '. README, "dbt\'s own configs", lists which apply.') -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _check_dbt_config(key, not_applied, errors) -%}
+  {#- One of dbt's own configs set on the model (README, "dbt's own configs"): those an auto_cdc
+      model cannot apply are named in one warning (`not_applied`), never ignored silently; one
+      that would lose rows fails (`errors`). The rest apply as dbt applies them. -#}
+  {%- set value = auto_cdc._config_value(key) -%}
+  {%- if value is none or value is sameas false or value == [] or value == {} -%}{{ return(none) }}{%- endif -%}
+  {%- if key == 'unlogged' -%}
+    {%- do errors.append("`unlogged`: auto_cdc does not build unlogged tables. PostgreSQL empties an unlogged table after a crash, while the"
+        ~ " model's state and run history, which are logged, keep what they recorded: later runs would build on a target that lost its rows. Remove it.") -%}
+  {%- elif key == 'indexes' and not auto_cdc.capabilities().indexes -%}
+    {%- do not_applied.append("`indexes` do nothing on " ~ adapter.type() ~ ", which gets no indexes (dbt's own materializations ignore them there too)") -%}
+  {%- elif key in auto_cdc._dbt_configs_not_applied() -%}
+    {%- do not_applied.append("`" ~ key ~ "` " ~ auto_cdc._dbt_configs_not_applied()[key]) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _dbt_configs_not_applied() -%}
+  {#- dbt's configs of other materializations and of Spark's table layout, and why an auto_cdc
+      model does not apply them. -#}
+  {%- set incremental = "is an incremental model's: auto_cdc applies the changes itself" -%}
+  {%- set microbatch = "is a microbatch model's: an auto_cdc run reads its batch by `checkpoint_column`" -%}
+  {%- set spark_layout = "is not applied: auto_cdc creates its Spark tables as unpartitioned Iceberg tables where the schema keeps its tables (`tblproperties` apply)" -%}
+  {{ return({
+      'unique_key': "is an incremental model's: auto_cdc's key is `keys`",
+      'incremental_strategy': incremental, 'incremental_predicates': incremental,
+      'merge_update_columns': "is an incremental model's: auto_cdc writes the columns of `column_list` / `except_column_list`",
+      'merge_exclude_columns': "is an incremental model's: auto_cdc writes the columns of `column_list` / `except_column_list`",
+      'on_configuration_change': "is a materialized view's",
+      'batch_size': microbatch, 'begin': microbatch, 'lookback': microbatch, 'concurrent_batches': microbatch,
+      'partition_by': spark_layout, 'clustered_by': spark_layout, 'buckets': spark_layout, 'location_root': spark_layout, 'options': spark_layout,
+  }) }}
 {%- endmacro %}
 
 

@@ -44,11 +44,24 @@
       auto_cdc.create_target_sql(cfg, batch, target),
       auto_cdc.create_state_sql(cfg, cdc_tables.state, batch),
       auto_cdc.key_index_sql(target, auto_cdc.target_layout(cfg).identity),
+  ] + auto_cdc.configured_indexes_sql(target) + [
       '' if cfg.history_from_open_rows else auto_cdc.key_index_sql(cdc_tables.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
   ] + (auto_cdc.tombstone_index_sql(cdc_tables.state) if scd1 else []) + [
       auto_cdc.create_empty_table_sql(cdc_tables.runs, auto_cdc.runs_columns_sql(cfg), batch),
       auto_cdc.key_index_sql(cdc_tables.runs, ['run_id']),
   ]) }}
+{%- endmacro %}
+
+
+{% macro configured_indexes_sql(target) -%}
+  {#- dbt's `indexes` config, on the target, where the adapter has indexes (PostgreSQL): created
+      with it, as dbt's table and incremental materializations do, so a change to them applies
+      at the next `--full-refresh`. Beside the package's own unique index on the key. -#}
+  {%- set statements = [] -%}
+  {%- for index in (config.get('indexes') or []) if auto_cdc.capabilities().indexes -%}
+    {%- do statements.append(get_create_index_sql(target, index) | trim | trim(';')) -%}
+  {%- endfor -%}
+  {{ return(statements) }}
 {%- endmacro %}
 
 
