@@ -22,14 +22,15 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 # One version, dbt_project.yml's (what `dbt deps` sees); RELEASE.md says how to change it.
-VERSION = re.search(r'^version: "([^"]+)"$', Path("dbt_project.yml").read_text(), re.MULTILINE).group(1)
+HERE = Path(__file__).parent
+VERSION = re.search(r"""^version:\s*["']?([0-9][^"'\s]*)["']?\s*$""", (HERE / "dbt_project.yml").read_text(), re.M)[1]
 
 setup(
     name="dbt-auto-cdc",
     version=VERSION,
     license="Apache-2.0",
     description="Databricks-style AUTO CDC (SCD1/SCD2 from change feeds and snapshots) for dbt",
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     packages=find_packages(include=["auto_cdc", "auto_cdc.*"]),
     python_requires=">=3.9",
@@ -56,8 +57,8 @@ setup(
             "pytest-xdist>=3.5",  # the suite runs on two workers
             "hypothesis>=6.100",
             "ruff>=0.5",
-            "mypy>=1.10",  # scripts/test.sh type-checks auto_cdc/ (pyproject.toml: strict)
-            "types-PyYAML",
+            "mypy>=2.4,<2.5",  # scripts/test.sh type-checks auto_cdc/ (pyproject.toml: strict)
+            "types-PyYAML>=6.0.12",
             "psycopg2-binary>=2.9",
             "pandas>=2",  # the plugin tests spill a real data frame
         ],

@@ -102,8 +102,8 @@ def version_literal(version: Any) -> str:
         return f"cast('{float(version)!r}' as double)"
     if isinstance(version, decimal.Decimal):
         # One type for every version (the stored versions' type is checked on each run).
-        exponent = version.normalize().as_tuple().exponent  # a letter only when not finite
-        if not version.is_finite() or not isinstance(exponent, int) or exponent < -_DECIMAL_SCALE:
+        exponent = version.normalize().as_tuple().exponent if version.is_finite() else None
+        if not isinstance(exponent, int) or exponent < -_DECIMAL_SCALE:
             raise SnapshotFunctionError(
                 f"a Decimal snapshot version must be finite with at most {_DECIMAL_SCALE} decimals"
             )
@@ -178,13 +178,13 @@ class Plugin(BasePlugin):
         atexit.register(shutil.rmtree, self.spill_dir, ignore_errors=True)
 
     def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
-        # `null_handling` as a string: DuckDB's stubs name an enum that DuckDB 2.0 does not export.
-        conn.create_function(  # type: ignore[call-overload]
+        conn.create_function(
             SQL_FUNCTION,
             self._next_snapshot,
             [duckdb.sqltype("VARCHAR")] * 3,
             duckdb.sqltype("VARCHAR"),
-            null_handling="special",
+            # A string: DuckDB's stubs name an enum that DuckDB 2.0 does not export.
+            null_handling=cast(Any, "special"),
             side_effects=True,
         )
 

@@ -94,7 +94,13 @@ def test_other_packages_and_dbt_configs_keep_working(project: CdcProject) -> Non
         alias="dim",
         docs={"show": True},
         # Sharing one word with a config, or a word put before one (a package's own prefix).
-        meta={"owner": "data-team", "keys_owner": "x", "sequence_owner": "y", "pii_column_list": ["name"]},
+        meta={
+            "owner": "data-team",
+            "keys_owner": "x",
+            "sequence_owner": "y",
+            "pii_column_list": ["name"],
+            "partition_by": "team",  # under `meta`, dbt's config names are the user's metadata
+        },
         unique_key="id",
         event_time="seq",
         on_configuration_change="apply",  # dbt's own, though one word from `on_schema_change`
@@ -107,8 +113,9 @@ def test_other_packages_and_dbt_configs_keep_working(project: CdcProject) -> Non
     # dbt's configs of other materializations do nothing here: named, not ignored silently.
     (warning,) = [w for w in outcome.warnings if "dbt's " in w]
     assert "`unique_key` is an incremental model's: auto_cdc's key is `keys`" in warning
-    assert "`on_configuration_change` is a materialized view's" in warning
-    assert "event_time" not in warning and "tags" not in warning and "alias" not in warning
+    # dbt v2 takes this test's non-auto_cdc keys under `meta` (harness.DBT_CONFIGS): metadata there.
+    assert ("`on_configuration_change` is a materialized view's" in warning) != project.dbt_v2
+    assert "partition_by" not in warning and "event_time" not in warning and "tags" not in warning
 
 
 def test_dbt_configs_that_do_not_apply_are_named_and_unlogged_fails(project: CdcProject) -> None:
@@ -117,7 +124,10 @@ def test_dbt_configs_that_do_not_apply_are_named_and_unlogged_fails(project: Cdc
     project.create_table("events", EVENTS)
     layout = {"partition_by": ["name"], "location_root": "/tmp/elsewhere"} if project.adapter == "spark" else {}
     indexes = {} if project.adapter == "postgres" else {"indexes": [{"columns": ["name"]}]}
-    project.model("dim", MODEL, **CONFIG, incremental_strategy="merge", batch_size="day", **layout, **indexes)
+    spark_only = {} if project.adapter == "spark" or project.dbt_v2 else {"tblproperties": {"k": "v"}}
+    project.model(
+        "dim", MODEL, **CONFIG, incremental_strategy="merge", batch_size="day", **layout, **indexes, **spark_only
+    )
     project.replace_rows("events", HISTORY)
     outcome = project.run("dim")
     (warning,) = [w for w in outcome.warnings if "dbt's " in w]
@@ -127,6 +137,8 @@ def test_dbt_configs_that_do_not_apply_are_named_and_unlogged_fails(project: Cdc
         assert f"`indexes` do nothing on {project.adapter}" in warning
     if layout:
         assert "`partition_by` is not applied" in warning and "`location_root` is not applied" in warning
+    if spark_only:
+        assert f"`tblproperties` does nothing on {project.adapter} (Spark's tables take it)" in warning
     project.model("dim", MODEL, **CONFIG, unlogged=True)
     if project.dbt_v2:  # dbt v2 itself refuses PostgreSQL's config on DuckDB
         outcome = project.dbt("run", "--select", "dim")

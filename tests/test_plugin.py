@@ -212,7 +212,7 @@ def test_version_literal_infinite_float_is_valid_sql(conn):
     assert parse_version(text, type_name) == float("inf")
 
 
-@pytest.mark.parametrize("version", ["NaN", "Infinity"])
+@pytest.mark.parametrize("version", ["NaN", "sNaN", "Infinity"])
 def test_version_literal_non_finite_decimal_raises_snapshot_function_error(version):
     with pytest.raises(SnapshotFunctionError):
         version_literal(decimal.Decimal(version))

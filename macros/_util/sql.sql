@@ -82,6 +82,17 @@
 {%- endmacro %}
 
 
+{% macro table_configs() -%}
+  {#- Which of dbt's table configs `file_format` and `tblproperties` the adapter's tables take
+      (table_options); set on another adapter, they are named in a warning (_check_dbt_config). -#}
+  {{ return(adapter.dispatch('table_configs', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__table_configs() -%}
+  {{ return([]) }}
+{%- endmacro %}
+
+
 {% macro table_options() -%}
   {#- What a `create table` of the model's tables needs after its columns, before `as` (Spark:
       the table format and properties). -#}

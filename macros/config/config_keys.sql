@@ -24,7 +24,8 @@
   {%- set not_applied = [] -%}
   {%- for key in auto_cdc._user_config_keys() if key not in names.own -%}
     {%- if key in auto_cdc.dbt_config_names() -%}
-      {%- do auto_cdc._check_dbt_config(key, not_applied, errors) -%}
+      {#- dbt reads its own configs at the top level only: under `meta` one is the user's metadata. -#}
+      {%- if key in (model.unrendered_config or {}) -%}{%- do auto_cdc._check_dbt_config(key, not_applied, errors) -%}{%- endif -%}
     {%- elif key in names.other -%}
       {#- auto_cdc_from_snapshot names the auto_cdc-only configs it rejects in _reject_auto_cdc_configs. -#}
       {%- if not snapshot and auto_cdc._config_value(key) is not none -%}
@@ -47,13 +48,15 @@
   {#- One of dbt's own configs set on the model (README, "dbt's own configs"): those an auto_cdc
       model cannot apply are named in one warning (`not_applied`), never ignored silently; one
       that would lose rows fails (`errors`). The rest apply as dbt applies them. -#}
-  {%- set value = auto_cdc._config_value(key) -%}
+  {%- set value = config.get(key) -%}
   {%- if value is none or value is sameas false or value == [] or value == {} -%}{{ return(none) }}{%- endif -%}
   {%- if key == 'unlogged' -%}
     {%- do errors.append("`unlogged`: auto_cdc does not build unlogged tables. PostgreSQL empties an unlogged table after a crash, while the"
         ~ " model's state and run history, which are logged, keep what they recorded: later runs would build on a target that lost its rows. Remove it.") -%}
   {%- elif key == 'indexes' and not auto_cdc.capabilities().indexes -%}
     {%- do not_applied.append("`indexes` do nothing on " ~ adapter.type() ~ ", which gets no indexes (dbt's own materializations ignore them there too)") -%}
+  {%- elif key in ['file_format', 'tblproperties'] and key not in auto_cdc.table_configs() -%}
+    {%- do not_applied.append("`" ~ key ~ "` does nothing on " ~ adapter.type() ~ " (Spark's tables take it)") -%}
   {%- elif key in auto_cdc._dbt_configs_not_applied() -%}
     {%- do not_applied.append("`" ~ key ~ "` " ~ auto_cdc._dbt_configs_not_applied()[key]) -%}
   {%- endif -%}
@@ -65,13 +68,14 @@
       model does not apply them. -#}
   {%- set incremental = "is an incremental model's: auto_cdc applies the changes itself" -%}
   {%- set microbatch = "is a microbatch model's: an auto_cdc run reads its batch by `checkpoint_column`" -%}
-  {%- set spark_layout = "is not applied: auto_cdc creates its Spark tables as unpartitioned Iceberg tables where the schema keeps its tables (`tblproperties` apply)" -%}
+  {%- set spark_layout = "is not applied: auto_cdc lays out its own tables, unpartitioned, where the schema keeps its tables (on Spark, Iceberg tables; `tblproperties` apply)" -%}
   {{ return({
       'unique_key': "is an incremental model's: auto_cdc's key is `keys`",
       'incremental_strategy': incremental, 'incremental_predicates': incremental,
       'merge_update_columns': "is an incremental model's: auto_cdc writes the columns of `column_list` / `except_column_list`",
       'merge_exclude_columns': "is an incremental model's: auto_cdc writes the columns of `column_list` / `except_column_list`",
       'on_configuration_change': "is a materialized view's",
+      'column_types': "is a seed's",
       'batch_size': microbatch, 'begin': microbatch, 'lookback': microbatch, 'concurrent_batches': microbatch,
       'partition_by': spark_layout, 'clustered_by': spark_layout, 'buckets': spark_layout, 'location_root': spark_layout, 'options': spark_layout,
   }) }}

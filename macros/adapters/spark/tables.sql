@@ -16,6 +16,11 @@
 {%- endmacro %}
 
 
+{% macro spark__table_configs() -%}
+  {{ return(['file_format', 'tblproperties']) }}
+{%- endmacro %}
+
+
 {% macro spark__temp_relations(target_relation) -%}
   {%- set run_tag = invocation_id | replace('-', '') -%}
   {%- set tables = ['batch', 'history', 'changes', 'snapshots', 'read_versions', 'last_version', 'current_version', 'fence'] -%}
