@@ -2,7 +2,7 @@
 # Runs every test on DuckDB and PostgreSQL, the Spark tier (tests marked `spark`) on a local
 # Spark with Iceberg tables, and the v2 tier (tests marked `dbt_v2`) on DuckDB under dbt v2.
 # Installs what is missing: the Python packages (the duckdb, postgres and spark extras, and the
-# development ones, dev and dev-debezium, with the pins of scripts/constraints.txt; dbt v2's CLI
+# development ones, dev, typecheck and dev-debezium, with the pins of scripts/constraints.txt; dbt v2's CLI
 # comes with dbt-core 1.12.0) and, through apt when run as root, the PostgreSQL
 # server, Java 17 (Spark, and real Debezium in tests/debezium_capture.py) and npm (which fetches
 # dbt v2's DuckDB driver, tests/v2_env.py). The tests start private PostgreSQL servers and a
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 spark_tier=$([ "${AUTO_CDC_SPARK:-1}" != "0" ] && echo 1 || echo 0)
 v2_tier=$([ "${AUTO_CDC_V2:-1}" != "0" ] && echo 1 || echo 0)
-extras="duckdb,postgres,dev,dev-debezium"
+extras="duckdb,postgres,dev,typecheck,dev-debezium"
 if [ "$spark_tier" = 1 ]; then extras="$extras,spark"; fi
 python3 -m pip install --quiet --disable-pip-version-check -e ".[$extras]" -c scripts/constraints.txt
 
