@@ -474,7 +474,7 @@ select id, c1, c2, op, seq, loaded from (
 def _many_events(project: CdcProject, table: str, w: Workload, loaded: int) -> None:
     """The feed of one replicated table, appended with a load number: every key at `loaded`
     1, then `w.batch` events (updates, late updates, deletes and new keys) at each later load,
-    sequence 10 x the load."""
+    sequence 10 x the load (late ones 10 - the load: loads up to 9)."""
     relation, n = project.relation(table), w.batch
     if loaded == 1:
         columns = {"id": "bigint", "c1": "varchar", "c2": "varchar", "op": "varchar", "seq": "bigint", "loaded": "int"}
@@ -488,7 +488,10 @@ def _many_events(project: CdcProject, table: str, w: Workload, loaded: int) -> N
         f"case when i <= {n_update + n_delete} then i * {step} else {w.target_rows} + i end, "
         f"'c{loaded if loaded > 2 else ''}' || i, 'd' || i, "
         f"case when i > {n_update} and i <= {n_update + n_delete} then 'D' else 'U' end, "
-        f"case when i <= {int(n * w.late_share)} then 5 else {10 * loaded} end, {loaded} "
+        # Late events: below every stored sequence (10 and up), and another one at each load, so
+        # that a load read again (the inclusive checkpoint) never meets the next load's late
+        # events at their key and sequence with other values (a conflict, which fails the run).
+        f"case when i <= {int(n * w.late_share)} then {10 - loaded} else {10 * loaded} end, {loaded} "
         f"from {_series(project.adapter, n)}"
     )
 
