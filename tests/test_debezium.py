@@ -147,11 +147,9 @@ def key(id: int) -> dict[str, Any]:
     return {"id": id, "name": None, "notes": None}
 
 
-# The flattened form's table: the row's own columns, Debezium's `__` fields, the arrival number.
-FLAT_COLUMNS = {
-    "id": "integer",
-    "name": "text",
-    "notes": "text",
+# The fields ExtractNewRecordState adds to a flattened row (add.fields, delete.handling.mode
+# rewrite), as the JSON converter types them, and the arrival number the tests land with them.
+FLAT_FIELDS = {
     "__deleted": "text",
     "__op": "text",
     "__lsn": "bigint",
@@ -159,6 +157,8 @@ FLAT_COLUMNS = {
     "__source_ts_ms": "bigint",
     "loaded": "integer",
 }
+# The flattened form's table: the row's own columns, Debezium's `__` fields, the arrival number.
+FLAT_COLUMNS = {"id": "integer", "name": "text", "notes": "text", **FLAT_FIELDS}
 
 
 def flat(events: list[dict[str, Any] | None]) -> list[tuple[Any, ...]]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg2
 import pytest
+from test_debezium import FLAT_FIELDS
 
 import debezium_capture
 import postgres_server
@@ -196,12 +197,7 @@ def _land_flattened(project: CdcProject, records: list[Record], batch: int) -> N
         "updated_at": "bigint",
         "born": "integer",
         "seen_at": "text",
-        "__deleted": "text",
-        "__op": "text",
-        "__lsn": "bigint",
-        "__sequence": "text",
-        "__source_ts_ms": "bigint",
-        "loaded": "integer",
+        **FLAT_FIELDS,
     }
     if not project.exists("customers_flat"):
         project.create_table("customers_flat", columns)
