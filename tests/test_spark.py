@@ -308,7 +308,7 @@ def test_a_run_with_schema_changes_notes_the_snapshots_after_them(project: CdcPr
 @ON_SPARK
 @pytest.mark.parametrize("scd_type", [1, 2])
 def test_a_run_slower_than_its_retention_keeps_its_own_events(project: CdcProject, scd_type: int) -> None:
-    """Each Spark statement has its own current_timestamp; a run has one time (cfg.now), so its
+    """Each Spark statement has its own current_timestamp; a run has one time (the run context's `now`), so its
     own events and tombstones are not past tombstone_retention when it writes them, however long
     its statements take (CI found SCD2 compacting a run's own events)."""
     project.create_table("events", CITY_EVENTS)

@@ -67,14 +67,14 @@
 {%- endmacro %}
 
 
-{% macro tombstone_expired(cfg, alias, state_layout) -%}
-  {#- SQL condition on an SCD1 state row (`alias`): a tombstone past its retention, which is
-      forgotten, so late upserts pass it again. Every row of a state of 'tombstones' is one (a
-      key with a row again keeps it beside its sequence: scd1_state_kept); in 'keys', a row with
-      an upsert sequence keeps its delete's too. -#}
-  {%- set expired = alias ~ '.__cdc_deleted_at < ' ~ auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) -%}
-  {%- if state_layout == 'tombstones' -%}{{ return(expired) }}{%- endif -%}
-  {{ return(alias ~ '.' ~ auto_cdc.seq_first('__cdc_upsert_seq', cfg.seq_parts) ~ ' is null and ' ~ expired) }}
+{% macro tombstone_expired(run, alias) -%}
+  {#- SQL condition on an SCD1 state row (`alias`): a tombstone past its retention at the run's
+      clock, which is forgotten, so late upserts pass it again. Every row of a state of
+      'tombstones' (run.state_layout) is one (a key with a row again keeps it beside its
+      sequence: scd1_state_kept); in 'keys', a row with an upsert sequence keeps its delete's too. -#}
+  {%- set expired = alias ~ '.__cdc_deleted_at < ' ~ auto_cdc.seconds_ago(run.cfg.tombstone_retention, run.now) -%}
+  {%- if run.state_layout == 'tombstones' -%}{{ return(expired) }}{%- endif -%}
+  {{ return(alias ~ '.' ~ auto_cdc.seq_first('__cdc_upsert_seq', run.cfg.seq_parts) ~ ' is null and ' ~ expired) }}
 {%- endmacro %}
 
 

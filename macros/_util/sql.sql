@@ -215,7 +215,7 @@
 
 
 {% macro seconds_ago(seconds, now) -%}
-  {#- `now`: SQL for the time to count back from (cfg.now for a run). -#}
+  {#- `now`: SQL for the time to count back from (run.now for a run: its clock). -#}
   {{ return(dbt.dateadd('second', -1 * seconds, now)) }}
 {%- endmacro %}
 

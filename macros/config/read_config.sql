@@ -2,14 +2,16 @@
     the model query's columns. Out: `cfg`, the validated, resolved settings every later stage
     reads and none changes. Every problem is collected and raised once, before anything is written. -#}
 
-{% macro read_cdc_config(source, seq_type, versions=none, flows=[]) -%}
+{% macro read_cdc_config(source, versions=none, flows=[]) -%}
   {#- Returns the validated settings of an `auto_cdc` model as a dict (see README, "Configuration").
-      `source`: the model query's columns, from query_columns(). `seq_type`: the composite type of
-      the sequence (state_relations().seq_type). `versions`: for auto_cdc_from_snapshot, its
-      snapshot_version_source(); the snapshot version is then the sequence, and the configs that
-      shape events are not allowed. `flows`: an auto_cdc model's flows (model_flows, with their
-      columns from flows_source; `source` is then theirs together). The helpers run in this
-      order so errors are listed in it. -#}
+      `source`: the model query's columns, from query_columns(): what the configuration is
+      resolved against, so cfg keeps their names (`source_columns`) and those compared as text
+      (`compared_as_text`), as it keeps each flow's columns. The run's own facts (its clock, its
+      relations, what it found) are not configuration: run_context holds them. `versions`: for
+      auto_cdc_from_snapshot, its snapshot_version_source(); the snapshot version is then the
+      sequence, and the configs that shape events are not allowed. `flows`: an auto_cdc model's
+      flows (model_flows, with their columns from flows_source; `source` is then theirs
+      together). The helpers run in this order so errors are listed in it. -#}
   {%- set errors = [] -%}
   {%- set snapshot = versions is not none -%}
   {%- set source_columns = source.names -%}
@@ -55,7 +57,6 @@
       rows before its open one are final, and the open row stands for the events that made it. -#}
   {{ return({
       'model_name': model.name,
-      'seq_type': seq_type,
       'scd_type': scd_type,
       'key_columns': keys,
       'sequence_exprs': sequence.exprs,
@@ -87,7 +88,6 @@
       'compared_as_text': source.compared_as_text,
       'source_columns': source_columns,
       'state_config': auto_cdc.recorded_config(values, auto_cdc._resolved_records(keys, sequence.state, system.recorded, ctu_column, checkpoint_column), source_columns),
-      'now': auto_cdc.run_clock(),
   }) }}
 {%- endmacro %}
 

@@ -15,13 +15,14 @@
   {#- 1. Configuration, read against the model query's columns (a model with flows: theirs). -#}
   {%- set flows = auto_cdc.model_flows(sql) if 'auto_cdc.flow' in sql else [] -%}
   {%- set source = auto_cdc.flows_source(flows, temps.probe) if flows else auto_cdc.query_columns(sql, temps.probe) -%}
-  {%- set cfg = auto_cdc.read_cdc_config(source, cdc_tables.seq_type, flows=flows) -%}
+  {%- set cfg = auto_cdc.read_cdc_config(source, flows=flows) -%}
   {%- do auto_cdc.check_expressions(cfg, sql) -%}
+  {%- set now = auto_cdc.run_clock() -%}
 
   {#- 2. Create, rebuild or apply? The model's tables exist together or not at all (looked up
          after taking the lock); an applied run must match the configuration its state was built with. -#}
-  {%- set model_tables = [target_relation, cdc_tables.state, cdc_tables.runs] -%}
-  {%- set existing = auto_cdc.existing_relations(model_tables) -%}
+  {%- set model_tables = {'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs} -%}
+  {%- set existing = auto_cdc.existing_tables(model_tables) -%}
   {%- set leftovers = auto_cdc.leftover_working_tables(target_relation, temps) -%}
   {%- set mode = auto_cdc.run_mode(model_tables, existing) -%}
   {%- set rebuild = mode != 'apply' -%}
@@ -42,41 +43,46 @@
          tables, empty). From here on the run collects its writes, built from what it has read,
          and applies them together (7. apply_writes): one transaction on DuckDB and PostgreSQL. -#}
   {%- set writes = [] -%}
-  {%- set change_feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, last_run, writes) if cfg.change_feed else none -%}
+  {%- set opened = auto_cdc.opened_change_feed(cfg, target_relation, existing, mode, last_run, now) -%}
+  {%- do writes.extend(opened.statements) -%}
   {%- set known_columns = [] -%}
   {%- set target_columns = [] -%}
-  {%- set state_layout = none -%}
+  {%- set layout = {'layout': none, 'statements': []} -%}
   {%- if rebuild and (not empty_run or mode == 'create') -%}
-    {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, cdc_tables, existing, writes, change_feed) -%}
-    {%- set state_layout = auto_cdc.state_layout(cfg, none, none, cdc_tables, target_relation, writes) if cfg.scd_type == '1' else none -%}
-    {%- set target_columns = auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if change_feed else [] -%}
+    {%- do writes.extend(auto_cdc.rebuild_statements(cfg, temps.batch, target_relation, cdc_tables, existing, opened.feed)) -%}
+    {%- set layout = auto_cdc.chosen_state_layout(cfg, none, none, cdc_tables, target_relation) -%}
+    {%- set target_columns = auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if opened.feed else [] -%}
   {%- elif not rebuild and not empty_run -%}
-    {%- set schema = auto_cdc.reconcile_schema(cfg, looked_up.tables, batch_columns, cdc_tables, writes) -%}
+    {%- set schema = auto_cdc.reconciled_schema(cfg, looked_up.tables, batch_columns, cdc_tables) -%}
+    {%- do writes.extend(schema.statements) -%}
     {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
-    {%- set state_layout = auto_cdc.state_layout(cfg, last_run, looked_up.tables, cdc_tables, target_relation, writes) if cfg.scd_type == '1' else none -%}
-    {%- set known_columns = auto_cdc.evolve_state(cfg, cdc_tables.state, schema.tables.state, writes) -%}
+    {%- set layout = auto_cdc.chosen_state_layout(cfg, last_run, looked_up.tables, cdc_tables, target_relation) -%}
+    {%- do writes.extend(layout.statements) -%}
+    {%- set evolved = auto_cdc.evolved_state(cfg, cdc_tables.state, schema.tables.state) -%}
+    {%- do writes.extend(evolved.statements) -%}
+    {%- set known_columns = evolved.known_columns -%}
     {%- set target_columns = schema.tables.target -%}
   {%- endif -%}
-  {%- set change_feed = auto_cdc.prepare_change_feed(change_feed, target_relation, target_columns, writes) if change_feed else none -%}
+  {%- set prepared = auto_cdc.prepared_change_feed(opened.feed, target_relation, target_columns) if opened.feed else {'feed': none, 'statements': []} -%}
+  {%- do writes.extend(prepared.statements) -%}
 
   {#- 6-8. Resolve, apply, record; then the metrics, read back from what was applied. -#}
-  {%- set fence = none if rebuild or empty_run else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps, writes) -%}
-  {%- set arg_dict = {
-      'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
-      'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'known_columns': known_columns,
-      'fence': fence, 'full_refresh': rebuild, 'state_layout': state_layout, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': shape.n_truncates > 0, 'shape': shape, 'flows': shape.flows, 'change_feed': change_feed,
+  {%- set fence = none if rebuild or empty_run else auto_cdc.read_fence(existing.values() | list + auto_cdc.existing_change_feed(prepared.feed), temps, writes) -%}
+  {%- set run = auto_cdc.run_context(cfg, target_relation, cdc_tables, temps, {
+      'now': now, 'full_refresh': rebuild, 'shape': shape, 'known_columns': known_columns, 'state_layout': layout.layout,
+      'fence': fence, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed,
       'previous_checkpoint': last_run.checkpoint_value if last_run and last_run.checkpoint_column == cfg.checkpoint_column else none,
-  } -%}
-  {%- if not empty_run -%}{%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}{%- endif -%}
+  }) -%}
+  {%- if not empty_run -%}{%- do writes.extend(auto_cdc.change_statements(run)) -%}{%- endif -%}
   {%- set dropped = [temps.probe, temps.batch, temps.history, temps.changes] + ([fence.noted] if fence and fence.noted else []) + ([] if empty_run else leftovers) -%}
-  {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, dropped, none if empty_run else auto_cdc.recorded_metrics_sql(arg_dict)) -%}
+  {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, dropped, none if empty_run else auto_cdc.recorded_metrics_sql(run)) -%}
   {%- if empty_run -%}
     {%- do auto_cdc.report_empty_run(mode != 'create') -%}
   {%- else -%}
-    {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict, recorded)) -%}
+    {%- do auto_cdc.report(auto_cdc.change_metrics(run, recorded)) -%}
   {%- endif -%}
 
   {#- The usual dbt finish: grants, docs, hooks, one commit. -#}
-  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, post_hooks) -%}
+  {%- do auto_cdc.finish_run(target_relation, existing.target, rebuild, post_hooks) -%}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

@@ -17,8 +17,8 @@
   {#- Create, rebuild or continue after the last processed version? The model's tables exist
       together or not at all. The way versions are named is known before any snapshot is read:
       checked first. -#}
-  {%- set model_tables = [target_relation, cdc_tables.state, cdc_tables.runs, cdc_tables.versions] -%}
-  {%- set existing = auto_cdc.existing_relations(model_tables) -%}
+  {%- set model_tables = {'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'versions': cdc_tables.versions} -%}
+  {%- set existing = auto_cdc.existing_tables(model_tables) -%}
   {%- set leftovers = auto_cdc.leftover_working_tables(target_relation, temps) -%}
   {%- set mode = auto_cdc.run_mode(model_tables, existing) -%}
   {%- set rebuild = mode != 'apply' -%}
@@ -35,7 +35,8 @@
   {%- if found -%}
     {#- 1. Configuration, read against the model query's columns and the stored state. -#}
     {%- set source = auto_cdc.query_columns(sql, temps.probe) -%}
-    {%- set cfg = auto_cdc.read_cdc_config(source, cdc_tables.seq_type, versions) -%}
+    {%- set cfg = auto_cdc.read_cdc_config(source, versions) -%}
+    {%- set now = auto_cdc.run_clock() -%}
     {%- do auto_cdc.check_config_drift(cfg.state_config, last_run) -%}
     {%- do auto_cdc.check_version_column_type(cfg, source, temps, rebuild) -%}
 
@@ -52,7 +53,8 @@
            snapshots are compared with the target as those writes leave it (appended columns NULL). -#}
     {%- set schema = {'appended': [], 'ignored': [], 'tables': {}} -%}
     {%- if not rebuild -%}
-      {%- set schema = auto_cdc.reconcile_schema(cfg, looked_up.tables, snapshot_columns, cdc_tables, writes) -%}
+      {%- set schema = auto_cdc.reconciled_schema(cfg, looked_up.tables, snapshot_columns, cdc_tables) -%}
+      {%- do writes.extend(schema.statements) -%}
       {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
     {%- endif -%}
     {%- set compared_with = none if rebuild else auto_cdc.target_as_written(target_relation, schema.appended, snapshot_columns) -%}
@@ -60,44 +62,50 @@
         compared_with, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op'])) -%}
     {%- do auto_cdc.check_mass_delete(cfg, temps.batch, temps.snapshots, temps.read_versions, compared_with) -%}
 
-    {%- set change_feed = auto_cdc.open_change_feed(cfg, target_relation, existing, mode, last_run, writes) if cfg.change_feed else none -%}
+    {%- set opened = auto_cdc.opened_change_feed(cfg, target_relation, existing, mode, last_run, now) -%}
+    {%- do writes.extend(opened.statements) -%}
     {%- set known_columns = [] -%}
     {%- if rebuild -%}
-      {%- do auto_cdc.rebuild_tables(cfg, temps.batch, target_relation, cdc_tables, existing, writes, change_feed) -%}
+      {%- do writes.extend(auto_cdc.rebuild_statements(cfg, temps.batch, target_relation, cdc_tables, existing, opened.feed)) -%}
       {%- do writes.append(auto_cdc.create_versions_table_sql(cdc_tables.versions, temps.read_versions)) -%}
     {%- elif cfg.history_from_open_rows -%}
       {#- SCD2 keeps no events: the open rows never carried the columns this run appends. -#}
       {%- set known_columns = schema.appended -%}
     {%- else -%}
-      {%- set known_columns = auto_cdc.evolve_state(cfg, cdc_tables.state, schema.tables.state, writes) -%}
+      {%- set evolved = auto_cdc.evolved_state(cfg, cdc_tables.state, schema.tables.state) -%}
+      {%- do writes.extend(evolved.statements) -%}
+      {%- set known_columns = evolved.known_columns -%}
     {%- endif -%}
-    {%- set target_columns = schema.tables.target if not rebuild else (auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if change_feed else []) -%}
-    {%- set change_feed = auto_cdc.prepare_change_feed(change_feed, target_relation, target_columns, writes) if change_feed else none -%}
+    {%- set target_columns = schema.tables.target if not rebuild else (auto_cdc.new_target_columns(cfg, temps.batch, temps.probe) if opened.feed else []) -%}
+    {%- set prepared = auto_cdc.prepared_change_feed(opened.feed, target_relation, target_columns) if opened.feed else {'feed': none, 'statements': []} -%}
+    {%- do writes.extend(prepared.statements) -%}
 
-    {#- 6-8. Resolve, apply and record (the versions too); then the metrics, read back. -#}
-    {%- set arg_dict = {
-        'cfg': cfg, 'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
-        'target': target_relation, 'state': cdc_tables.state, 'runs': cdc_tables.runs, 'known_columns': known_columns,
-        'fence': none if rebuild or empty_run else auto_cdc.read_fence(existing + auto_cdc.existing_change_feed(change_feed), temps, writes), 'full_refresh': rebuild, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'truncating': false, 'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0, 'n_deletes': none}, 'change_feed': change_feed,
-        'previous_checkpoint': none, 'state_layout': auto_cdc.state_layout(cfg, none, none, cdc_tables, target_relation, []) if cfg.scd_type == '1' else none,
-    } -%}
+    {#- 6-8. Resolve, apply and record (the versions too); then the metrics, read back. A
+        snapshot's events hold no truncates and no flows; its state keeps every key (SCD1). -#}
+    {%- set run = auto_cdc.run_context(cfg, target_relation, cdc_tables, temps, {
+        'now': now, 'full_refresh': rebuild,
+        'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0, 'n_deletes': none, 'flows': {}},
+        'known_columns': known_columns, 'state_layout': auto_cdc.chosen_state_layout(cfg, none, none, cdc_tables, target_relation).layout,
+        'fence': none if rebuild or empty_run else auto_cdc.read_fence(existing.values() | list + auto_cdc.existing_change_feed(prepared.feed), temps, writes),
+        'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed, 'previous_checkpoint': none,
+    }) -%}
     {%- if not empty_run -%}
-      {%- do writes.extend(auto_cdc.apply_changes(arg_dict)) -%}
+      {%- do writes.extend(auto_cdc.change_statements(run)) -%}
       {%- do writes.append(auto_cdc.record_versions_sql(cdc_tables.versions, temps.read_versions, cdc_tables.runs)) -%}
     {%- endif -%}
   {%- endif -%}
   {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, temps.values() | list + (leftovers if found and not empty_run else []),
-                                           auto_cdc.recorded_metrics_sql(arg_dict) if found and not empty_run else none) -%}
+                                           auto_cdc.recorded_metrics_sql(run) if found and not empty_run else none) -%}
   {%- if found and not empty_run -%}
-    {%- do auto_cdc.report(auto_cdc.change_metrics(arg_dict, recorded)) -%}
+    {%- do auto_cdc.report(auto_cdc.change_metrics(run, recorded)) -%}
   {%- elif found or untouched -%}
     {%- do auto_cdc.report_empty_run(untouched) -%}
   {%- else -%}
-    {%- do auto_cdc.report_no_snapshot(target_relation, existing[0]) -%}
+    {%- do auto_cdc.report_no_snapshot(target_relation, existing.target) -%}
   {%- endif -%}
 
   {#- The usual dbt finish: grants, docs, hooks, one commit. -#}
-  {%- set target_exists = found or existing[0] is not none -%}
-  {%- do auto_cdc.finish_run(target_relation, existing[0], rebuild, post_hooks, target_exists) -%}
+  {%- set target_exists = found or existing.target is not none -%}
+  {%- do auto_cdc.finish_run(target_relation, existing.target, rebuild, post_hooks, target_exists) -%}
   {{ return({'relations': [target_relation] if target_exists else []}) }}
 {% endmaterialization %}

@@ -1,28 +1,28 @@
-{#- Stage 7-8, the change feed's rows. In: `arg_dict` with `change_feed` (the frame from
-    open_change_feed / prepare_change_feed: relation, run_id, the target's columns, the rows a
+{#- Stage 7-8, the change feed's rows. In: the run context (`run`) with `change_feed` (the frame from
+    opened_change_feed / prepared_change_feed: relation, run_id, the target's columns, the rows a
     full refresh replaced) and the resolved changes (`__cdc_action`). Out: this run's changes
     appended to `<model>__cdc_changes` in the run's transaction (preimages and deletes read from
     the target before it is written, inserts and postimages after), changes older than
     `change_feed_retention` trimmed, and the run id and metrics that agree with them. -#}
 
-{% macro change_feed_statements(arg_dict, step) -%}
+{% macro change_feed_statements(run, step) -%}
   {#- `step`: 'before_write' (the target rows the changes touch, as they are) or 'after_write'
       (the rows as written, then retention). Nothing when change_feed is off. Without
       transactions (Spark) all of a run's rows are written before the target: see
       spark__change_feed_statements. -#}
-  {{ return(adapter.dispatch('change_feed_statements', 'auto_cdc')(arg_dict, step)) }}
+  {{ return(adapter.dispatch('change_feed_statements', 'auto_cdc')(run, step)) }}
 {%- endmacro %}
 
-{% macro default__change_feed_statements(arg_dict, step) -%}
-  {%- set feed = arg_dict.get('change_feed') -%}
+{% macro default__change_feed_statements(run, step) -%}
+  {%- set feed = run.change_feed -%}
   {%- if feed is none -%}{{ return([]) }}{%- endif -%}
-  {%- set identity = auto_cdc.target_layout(arg_dict.cfg).identity -%}
+  {%- set identity = auto_cdc.target_layout(run.cfg).identity -%}
   {%- if step == 'before_write' -%}
-    {{ return([auto_cdc.record_images_sql(feed, arg_dict.target, arg_dict.changes, identity, {'update': 'update_preimage', 'delete': 'delete'}, arg_dict.cfg.now)]) }}
+    {{ return([auto_cdc.record_images_sql(feed, run.target, run.changes, identity, {'update': 'update_preimage', 'delete': 'delete'}, run.now)]) }}
   {%- endif -%}
   {{ return([
-      auto_cdc.record_images_sql(feed, arg_dict.target, arg_dict.changes, identity, {'insert': 'insert', 'update': 'update_postimage'}, arg_dict.cfg.now),
-      auto_cdc.trim_change_feed_sql(feed.relation, arg_dict.cfg.change_feed_retention, arg_dict.cfg.now) if arg_dict.cfg.change_feed_retention else '',
+      auto_cdc.record_images_sql(feed, run.target, run.changes, identity, {'insert': 'insert', 'update': 'update_postimage'}, run.now),
+      auto_cdc.trim_change_feed_sql(feed.relation, run.cfg.change_feed_retention, run.now) if run.cfg.change_feed_retention else '',
   ]) }}
 {%- endmacro %}
 
@@ -61,13 +61,13 @@
 {%- endmacro %}
 
 
-{% macro run_id_sql(arg_dict) -%}
+{% macro run_id_sql(run) -%}
   {#- This run's id in the run history: the change feed's when there is one (it continues past
       a full refresh), else the next after the history's last. -#}
-  {%- set feed = arg_dict.get('change_feed') -%}
+  {%- set feed = run.change_feed -%}
   {%- if feed is not none -%}
     {{ feed.run_id }}
   {%- else -%}
-    (select coalesce(max(run_id), 0) + 1 from {{ arg_dict.runs }})
+    (select coalesce(max(run_id), 0) + 1 from {{ run.runs }})
   {%- endif -%}
 {%- endmacro %}

@@ -10,20 +10,20 @@
 {%- endmacro %}
 
 
-{% macro recorded_metrics_sql(arg_dict) -%}
+{% macro recorded_metrics_sql(run) -%}
   {#- The metrics this run recorded in its row of the run history (record_run_sql), read back
       after its writes (apply_writes' result_sql). -#}
-  select num_upserted_rows, num_deleted_rows, num_differing_redeliveries, differing_redelivery from {{ arg_dict.runs }}
+  select num_upserted_rows, num_deleted_rows, num_differing_redeliveries, differing_redelivery from {{ run.runs }}
   where invocation_id = {{ auto_cdc.string_literal(invocation_id) }} order by run_id desc limit 1
 {%- endmacro %}
 
-{% macro change_metrics(arg_dict, recorded) -%}
+{% macro change_metrics(run, recorded) -%}
   {#- The metrics from the rows of recorded_metrics_sql. They count the changes the run applied;
       a full refresh replaces every row of the old target, so those count as deleted (with or
       without a change feed, which records them as deletes): metrics and change feed always
       agree. -#}
-  {%- if recorded[0][2] | int > 0 -%}{%- do auto_cdc.warn_differing_redeliveries(arg_dict.cfg, recorded[0][2] | int, recorded[0][3]) -%}{%- endif -%}
-  {{ return({'n_events': arg_dict.shape.n_events, 'num_upserted_rows': recorded[0][0] | int, 'num_deleted_rows': recorded[0][1] | int}) }}
+  {%- if recorded[0][2] | int > 0 -%}{%- do auto_cdc.warn_differing_redeliveries(run.cfg, recorded[0][2] | int, recorded[0][3]) -%}{%- endif -%}
+  {{ return({'n_events': run.shape.n_events, 'num_upserted_rows': recorded[0][0] | int, 'num_deleted_rows': recorded[0][1] | int}) }}
 {%- endmacro %}
 
 
@@ -41,68 +41,68 @@
 {%- endmacro %}
 
 
-{% macro record_run_sql(arg_dict) -%}
+{% macro record_run_sql(run) -%}
   {#- Appends this run's row to the run history: metrics (from the changes; change_metrics
       reports them), checkpoint and truncate watermark. -#}
-  {%- set cfg = arg_dict.cfg -%}
+  {%- set cfg = run.cfg -%}
   {%- set n = cfg.seq_parts -%}
-  {%- set runs = arg_dict.runs -%}
+  {%- set runs = run.runs -%}
   {%- set checkpoint = cfg.checkpoint_column -%}
   insert into {{ runs }} ({{ auto_cdc.runs_column_names(cfg) | join(', ') }})
-  with {{ auto_cdc.watermark_ctes(cfg, arg_dict.batch, runs) }}
+  with {{ auto_cdc.watermark_ctes(cfg, run.batch, runs) }}
   select
-    {{ auto_cdc.run_id_sql(arg_dict) }},
+    {{ auto_cdc.run_id_sql(run) }},
     {{ auto_cdc.string_literal(invocation_id) }},
-    {{ arg_dict.cfg.now }},
-    {{ 'true' if arg_dict.full_refresh else 'false' }},
-    {{ arg_dict.shape.n_events }},
+    {{ run.now }},
+    {{ 'true' if run.full_refresh else 'false' }},
+    {{ run.shape.n_events }},
     counts.num_upserted_rows,
-    counts.num_deleted_rows + {{ arg_dict.replaced_rows }},
+    counts.num_deleted_rows + {{ run.replaced_rows }},
     {%- if checkpoint %}
     {{ auto_cdc.string_literal(checkpoint) }},
     coalesce(
-      (select cast(max({{ auto_cdc.quote_identifier(checkpoint) }}) as {{ dbt.type_string() }}) from {{ arg_dict.batch }}),
-      {{ 'null' if arg_dict.previous_checkpoint is none else auto_cdc.string_literal(arg_dict.previous_checkpoint) }}
+      (select cast(max({{ auto_cdc.quote_identifier(checkpoint) }}) as {{ dbt.type_string() }}) from {{ run.batch }}),
+      {{ 'null' if run.previous_checkpoint is none else auto_cdc.string_literal(run.previous_checkpoint) }}
     ),
     {%- else %}
     null, null,
     {%- endif %}
     {{ auto_cdc.seq_names('__cdc_watermark', n) | join(', ') }},
-    {{ auto_cdc.string_literal(tojson(auto_cdc.recorded_state_config(arg_dict))) }},
-    {{ auto_cdc.string_literal(tojson(arg_dict.flows)) if arg_dict.flows else 'null' }},
+    {{ auto_cdc.string_literal(tojson(auto_cdc.recorded_state_config(run))) }},
+    {{ auto_cdc.string_literal(tojson(run.flows)) if run.flows else 'null' }},
     redelivered.num_differing_redeliveries,
     redelivered.differing_redelivery
   from watermark
-  cross join ({{ auto_cdc.change_counts_sql(arg_dict.changes) }}) as counts
-  cross join ({{ auto_cdc.differing_redeliveries_sql(arg_dict) }}) as redelivered
+  cross join ({{ auto_cdc.change_counts_sql(run.changes) }}) as counts
+  cross join ({{ auto_cdc.differing_redeliveries_sql(run) }}) as redelivered
 {%- endmacro %}
 
 
-{% macro recorded_state_config(arg_dict) -%}
+{% macro recorded_state_config(run) -%}
   {#- What the run history's `config` holds: the configuration the state depends on and, for
       SCD1, the state's layout (state_layout), which the next run keeps. -#}
   {%- set recorded = {} -%}
-  {%- do recorded.update(arg_dict.cfg.state_config) -%}
-  {%- if arg_dict.get('state_layout') -%}{%- do recorded.update({'state_layout': arg_dict.state_layout}) -%}{%- endif -%}
+  {%- do recorded.update(run.cfg.state_config) -%}
+  {%- if run.state_layout -%}{%- do recorded.update({'state_layout': run.state_layout}) -%}{%- endif -%}
   {{ return(recorded) }}
 {%- endmacro %}
 
 
-{% macro differing_redeliveries_sql(arg_dict) -%}
+{% macro differing_redeliveries_sql(run) -%}
   {#- One row: at how many keys and sequences the run's events replaced a different event
       stored there (resolve: SCD1 `__cdc_replaced_seq`, SCD2 and bitemporal `__cdc_replaced`),
       and one of them as text ("id=3 at seq=7"). Snapshot versions are never redelivered. -#}
-  {%- if arg_dict.cfg.snapshot -%}
+  {%- if run.cfg.snapshot -%}
     select cast(0 as {{ dbt.type_bigint() }}) as num_differing_redeliveries, cast(null as {{ dbt.type_string() }}) as differing_redelivery
   {%- else -%}
-    {{ auto_cdc._event_redeliveries_sql(arg_dict) }}
+    {{ auto_cdc._event_redeliveries_sql(run) }}
   {%- endif -%}
 {%- endmacro %}
 
 
-{% macro _event_redeliveries_sql(arg_dict) -%}
+{% macro _event_redeliveries_sql(run) -%}
   {#- differing_redeliveries_sql, for events. -#}
-  {%- set cfg = arg_dict.cfg -%}
+  {%- set cfg = run.cfg -%}
   {%- set n = cfg.seq_parts -%}
   {%- set seq = '__cdc_replaced_seq' if cfg.scd_type == '1' else '__cdc_seq' -%}
   {%- set parts = [] -%}
@@ -118,7 +118,7 @@
     {#- Bitemporal: the history holds each event once per system time it is seen at. #}
     select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names(seq, n) | join(', ') }},
       {{ parts[:cfg.key_columns | length] | join(" || ', ' || ") }} || ' at ' || {{ parts[cfg.key_columns | length:] | join(' || ') }} as __cdc_example
-    from {{ arg_dict.changes if cfg.scd_type == '1' else arg_dict.history }}
+    from {{ run.changes if cfg.scd_type == '1' else run.history }}
     where {{ auto_cdc.seq_first('__cdc_replaced_seq', n) ~ ' is not null' if cfg.scd_type == '1' else '__cdc_replaced' }}
   ) as replaced
 {%- endmacro %}

@@ -2,12 +2,12 @@
     Out: a row of H(t) gets one target row per unbroken stretch of system times it belongs to;
     compared with the target's rows, with the action each difference needs. -#}
 
-{% macro bitemporal_changes_sql(arg_dict) -%}
-  {{ return(adapter.dispatch('bitemporal_changes_sql', 'auto_cdc')(arg_dict)) }}
+{% macro bitemporal_changes_sql(run) -%}
+  {{ return(adapter.dispatch('bitemporal_changes_sql', 'auto_cdc')(run)) }}
 {%- endmacro %}
 
-{% macro default__bitemporal_changes_sql(arg_dict) -%}
-  {%- set cfg = arg_dict.cfg -%}
+{% macro default__bitemporal_changes_sql(run) -%}
+  {%- set cfg = run.cfg -%}
   {%- set keys = cfg.key_columns -%}
   {%- set key_list = auto_cdc.quoted_list(keys) -%}
   {%- set row_identity -%}{{ auto_cdc.quoted_list(keys + cfg.value_columns) }}, __cdc_start, __cdc_end{%- endset -%}
@@ -19,7 +19,7 @@
   system_times as (
     {#- Every system time of a touched key, numbered in order. #}
     select distinct {{ key_list }}, __cdc_asof, dense_rank() over (partition by {{ key_list }} order by __cdc_asof) as __cdc_i
-    from {{ arg_dict.history }}
+    from {{ run.history }}
   ),
 
   rows_seen as (
@@ -29,7 +29,7 @@
       {{ auto_cdc.seq_value('h.__cdc_stretch_start', cfg) }} as __cdc_start,
       {{ auto_cdc.seq_value('h.__cdc_next_seq', cfg) }} as __cdc_end,
       t.__cdc_i
-    from {{ arg_dict.history }} as h
+    from {{ run.history }} as h
     join system_times as t on {{ auto_cdc.keys_match(keys, 't', 'h') }} and t.__cdc_asof = h.__cdc_asof
     where h.__cdc_stretch_tail
   ),
@@ -61,5 +61,5 @@
     select distinct {{ key_list }} from system_times
   ),
 
-  {{ auto_cdc.compare_with_target_sql(cfg, arg_dict.target) }}
+  {{ auto_cdc.compare_with_target_sql(cfg, run.target) }}
 {%- endmacro %}

@@ -23,27 +23,27 @@
 {%- endmacro %}
 
 
-{% macro scd1_changes_sql(arg_dict) -%}
-  {{ return(adapter.dispatch('scd1_changes_sql', 'auto_cdc')(arg_dict)) }}
+{% macro scd1_changes_sql(run) -%}
+  {{ return(adapter.dispatch('scd1_changes_sql', 'auto_cdc')(run)) }}
 {%- endmacro %}
 
-{% macro default__scd1_changes_sql(arg_dict) -%}
+{% macro default__scd1_changes_sql(run) -%}
   {%- set fence = auto_cdc.subquery_fence() %}
   with
-  {{ auto_cdc.watermark_ctes(arg_dict.cfg, arg_dict.batch, arg_dict.runs) }},
+  {{ auto_cdc.watermark_ctes(run.cfg, run.batch, run.runs) }},
   batch_keys as (
-    {{ auto_cdc.scd1_batch_keys_sql(arg_dict.cfg, arg_dict.batch) }}
+    {{ auto_cdc.scd1_batch_keys_sql(run.cfg, run.batch) }}
   ),
   touched as (
-    {{ auto_cdc.scd1_touched_keys_sql(arg_dict) }}
+    {{ auto_cdc.scd1_touched_keys_sql(run) }}
   ),
   joined as (
-    {{ auto_cdc.scd1_joined_sql(arg_dict) }}
+    {{ auto_cdc.scd1_joined_sql(run) }}
     {{ fence }}
   ),
   barred as (
     {#- The newest upsert and delete; the barrier: nothing written before it survives. #}
-    {%- set n = arg_dict.cfg.seq_parts %}
+    {%- set n = run.cfg.seq_parts %}
     select *, {{ auto_cdc.seq_greatest('__cdc_last_delete_seq', '__cdc_watermark', n, '__cdc_barrier_seq') }}
     from (
       select *,
@@ -54,21 +54,21 @@
     ) as merged
   ),
   resolved as (
-    {{ auto_cdc.scd1_resolved_sql(arg_dict.cfg) }}
+    {{ auto_cdc.scd1_resolved_sql(run.cfg) }}
     {{ fence }}
   ),
   final as (
-    {{ auto_cdc.scd1_final_sql(arg_dict.cfg) }}
+    {{ auto_cdc.scd1_final_sql(run.cfg, run.now) }}
     {{ fence }}
   )
   select final.*,
     case
       when __cdc_was_present and not __cdc_present then 'delete'
       when __cdc_present and not __cdc_was_present then 'insert'
-      {%- if arg_dict.cfg.value_columns %}
+      {%- if run.cfg.value_columns %}
       when __cdc_present and (
-        {%- for column in arg_dict.cfg.value_columns %}
-        {{ 'or ' if not loop.first }}{{ auto_cdc.comparable(arg_dict.cfg, column) }} is distinct from {{ auto_cdc.compared(arg_dict.cfg, column, '__cdc_current_value_' ~ loop.index) }}
+        {%- for column in run.cfg.value_columns %}
+        {{ 'or ' if not loop.first }}{{ auto_cdc.comparable(run.cfg, column) }} is distinct from {{ auto_cdc.compared(run.cfg, column, '__cdc_current_value_' ~ loop.index) }}
         {%- endfor %}
       ) then 'update'
       {%- endif %}
@@ -107,17 +107,17 @@
 {%- endmacro %}
 
 
-{% macro scd1_touched_keys_sql(arg_dict) -%}
+{% macro scd1_touched_keys_sql(run) -%}
   {#- The batch's keys; when a truncate advances, also every stored row (or, with partial
       updates, column) older than it: only then does a run touch the whole state. -#}
-  {%- set cfg = arg_dict.cfg -%}
+  {%- set cfg = run.cfg -%}
   {#- Not batch_keys' first rows: a CTE read several times is computed each time on Spark, and
       this one needs no window. -#}
-  select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }} from {{ arg_dict.batch }} where __cdc_op <> 'truncate'
-  {%- if arg_dict.truncating %}
+  select distinct {{ auto_cdc.quoted_list(cfg.key_columns) }} from {{ run.batch }} where __cdc_op <> 'truncate'
+  {%- if run.truncating %}
   union
   select {{ auto_cdc.quoted_list(cfg.key_columns, 's.') }}
-  from {{ auto_cdc.scd1_upserts_relation(arg_dict) }} as s
+  from {{ auto_cdc.scd1_upserts_relation(run) }} as s
   cross join watermark as w
   where {{ auto_cdc.seq_older('__cdc_upsert_seq', '__cdc_watermark', cfg.seq_parts, 's', 'w') }}
     {%- for column in cfg.value_columns if cfg.partial %}
@@ -127,17 +127,17 @@
 {%- endmacro %}
 
 
-{% macro scd1_joined_sql(arg_dict) -%}
+{% macro scd1_joined_sql(run) -%}
   {#- Each touched key with what the batch, the state and the target hold for it. -#}
-  {%- set cfg = arg_dict.cfg -%}
+  {%- set cfg = run.cfg -%}
   {%- set n = cfg.seq_parts -%}
   {%- set keys = cfg.key_columns -%}
   {#- A tombstone past its retention is forgotten: late upserts pass it again. -#}
-  {%- set live_tombstone = 'not (' ~ auto_cdc.tombstone_expired(cfg, 's', arg_dict.state_layout) ~ ')' -%}
+  {%- set live_tombstone = 'not (' ~ auto_cdc.tombstone_expired(run, 's') ~ ')' -%}
   select {{ auto_cdc.quoted_list(keys, 'k.') }},
     {{ auto_cdc.seq_select('__cdc_batch_upsert_seq', '__cdc_batch_upsert_seq', n, alias='b') }},
     {{ auto_cdc.seq_select('__cdc_batch_delete_seq', '__cdc_batch_delete_seq', n, alias='b') }},
-    {{ auto_cdc.scd1_stored_upserts(arg_dict, 's', 't') }},
+    {{ auto_cdc.scd1_stored_upserts(run, 's', 't') }},
     {{ auto_cdc.seq_select('__cdc_delete_seq', '__cdc_stored_delete_seq', n, live_tombstone, alias='s') }},
     s.__cdc_deleted_at as __cdc_stored_deleted_at,
     {{ auto_cdc.seq_select('__cdc_watermark', '__cdc_watermark', n, alias='w') }},
@@ -153,36 +153,36 @@
     {%- endfor %}
   from touched as k
   left join batch_keys as b on {{ auto_cdc.keys_match(keys, 'k', 'b') }} and b.__cdc_key_row = 1
-  left join {{ auto_cdc.touched_rows(arg_dict.state, keys) }} as s on {{ auto_cdc.keys_match(keys, 'k', 's') }}
-  left join {{ auto_cdc.touched_rows(arg_dict.target, keys) }} as t on {{ auto_cdc.keys_match(keys, 'k', 't') }}
+  left join {{ auto_cdc.touched_rows(run.state, keys) }} as s on {{ auto_cdc.keys_match(keys, 'k', 's') }}
+  left join {{ auto_cdc.touched_rows(run.target, keys) }} as t on {{ auto_cdc.keys_match(keys, 'k', 't') }}
   cross join watermark as w
 {%- endmacro %}
 
 
-{% macro scd1_stored_upserts(arg_dict, state_alias, target_alias) -%}
+{% macro scd1_stored_upserts(run, state_alias, target_alias) -%}
   {#- Select list `__cdc_stored_upsert_seq`: the key's last upsert, where the state layout keeps
       it (state_layout): in the target's `sequence_by` columns, or in the state. -#}
-  {%- set n = arg_dict.cfg.seq_parts -%}
-  {%- if arg_dict.state_layout != 'tombstones' -%}
+  {%- set n = run.cfg.seq_parts -%}
+  {%- if run.state_layout != 'tombstones' -%}
     {{ return(auto_cdc.seq_select('__cdc_upsert_seq', '__cdc_stored_upsert_seq', n, alias=state_alias)) }}
   {%- endif -%}
   {%- set parts = [] -%}
   {%- for name in auto_cdc.seq_names('__cdc_stored_upsert_seq', n) -%}
-    {%- do parts.append(target_alias ~ '.' ~ auto_cdc.quote_identifier(arg_dict.cfg.sequence_columns[loop.index0]) ~ ' as ' ~ name) -%}
+    {%- do parts.append(target_alias ~ '.' ~ auto_cdc.quote_identifier(run.cfg.sequence_columns[loop.index0]) ~ ' as ' ~ name) -%}
   {%- endfor -%}
   {{ return(parts | join(',\n    ')) }}
 {%- endmacro %}
 
 
-{% macro scd1_upserts_relation(arg_dict) -%}
+{% macro scd1_upserts_relation(run) -%}
   {#- The stored rows' keys and last upserts (`__cdc_upsert_seq`), where the layout keeps them. -#}
-  {%- if arg_dict.state_layout != 'tombstones' -%}{{ return(arg_dict.state) }}{%- endif -%}
-  {%- set cfg = arg_dict.cfg -%}
+  {%- if run.state_layout != 'tombstones' -%}{{ return(run.state) }}{%- endif -%}
+  {%- set cfg = run.cfg -%}
   {%- set parts = [] -%}
   {%- for name in auto_cdc.seq_names('__cdc_upsert_seq', cfg.seq_parts) -%}
     {%- do parts.append(auto_cdc.quote_identifier(cfg.sequence_columns[loop.index0]) ~ ' as ' ~ name) -%}
   {%- endfor -%}
-  {{ return('(select ' ~ auto_cdc.quoted_list(cfg.key_columns) ~ ', ' ~ parts | join(', ') ~ ' from ' ~ arg_dict.target ~ ')') }}
+  {{ return('(select ' ~ auto_cdc.quoted_list(cfg.key_columns) ~ ', ' ~ parts | join(', ') ~ ' from ' ~ run.target ~ ')') }}
 {%- endmacro %}
 
 
@@ -212,8 +212,9 @@
 {%- endmacro %}
 
 
-{% macro scd1_final_sql(cfg) -%}
-  {#- The row the key must have, and its new state (a tombstone lives while no truncate is newer). -#}
+{% macro scd1_final_sql(cfg, now) -%}
+  {#- The row the key must have, and its new state (a tombstone lives while no truncate is newer;
+      one this run writes is dated `now`, the run's clock). -#}
   {%- set n = cfg.seq_parts -%}
   {%- set tombstone_live = auto_cdc.seq_cmp('__cdc_last_delete_seq', '__cdc_watermark', n, '>=') -%}
   select {{ auto_cdc.quoted_list(cfg.key_columns) }}, __cdc_present, __cdc_was_present
@@ -230,7 +231,7 @@
     {{ auto_cdc.seq_select('__cdc_last_upsert_seq', '__cdc_upsert_seq', n, '__cdc_present') }},
     {{ auto_cdc.seq_select('__cdc_last_delete_seq', '__cdc_delete_seq', n, tombstone_live) }},
     case when {{ tombstone_live }} then
-      case when {{ auto_cdc.seq_cmp('__cdc_batch_delete_seq', '__cdc_stored_delete_seq', n, '>') }} then {{ cfg.now }}
+      case when {{ auto_cdc.seq_cmp('__cdc_batch_delete_seq', '__cdc_stored_delete_seq', n, '>') }} then {{ now }}
       else __cdc_stored_deleted_at end
     end as __cdc_deleted_at,
     {{ auto_cdc.scd1_replaced_seq_sql(cfg) }}

@@ -2,27 +2,27 @@
     target rows. Out: the rows the keys must have compared with the rows they have, with the
     action each difference needs. -#}
 
-{% macro scd2_changes_sql(arg_dict) -%}
-  {{ return(adapter.dispatch('scd2_changes_sql', 'auto_cdc')(arg_dict)) }}
+{% macro scd2_changes_sql(run) -%}
+  {{ return(adapter.dispatch('scd2_changes_sql', 'auto_cdc')(run)) }}
 {%- endmacro %}
 
-{% macro default__scd2_changes_sql(arg_dict) -%}
-  {%- set cfg = arg_dict.cfg -%}
+{% macro default__scd2_changes_sql(run) -%}
+  {%- set cfg = run.cfg -%}
   {%- if cfg.history_from_open_rows %}
   {#- The history is resolved inline: only this statement reads it. -#}
   with
   history as (
-    {{ auto_cdc.scd2_open_row_history_sql(arg_dict) }}
+    {{ auto_cdc.scd2_open_row_history_sql(run) }}
   ),
 
   {{ auto_cdc.scd2_desired_ctes(cfg, 'history') }}
 
-  {{ auto_cdc.compare_with_target_sql(cfg, arg_dict.target, open_rows_only=true) }}
+  {{ auto_cdc.compare_with_target_sql(cfg, run.target, open_rows_only=true) }}
   {%- else %}
   with
-  {{ auto_cdc.scd2_desired_ctes(cfg, arg_dict.history) }}
+  {{ auto_cdc.scd2_desired_ctes(cfg, run.history) }}
 
-  {{ auto_cdc.compare_with_target_sql(cfg, arg_dict.target) }}
+  {{ auto_cdc.compare_with_target_sql(cfg, run.target) }}
   {%- endif %}
 {%- endmacro %}
 

@@ -4,20 +4,20 @@
     row; "run" means a dbt run).
     Bitemporal: the same once per system time of the key, over the events known then. -#}
 
-{% macro scd2_history_sql(arg_dict) -%}
-  {{ return(adapter.dispatch('scd2_history_sql', 'auto_cdc')(arg_dict)) }}
+{% macro scd2_history_sql(run) -%}
+  {{ return(adapter.dispatch('scd2_history_sql', 'auto_cdc')(run)) }}
 {%- endmacro %}
 
-{% macro default__scd2_history_sql(arg_dict) -%}
-  {%- set cfg = arg_dict.cfg -%}
+{% macro default__scd2_history_sql(run) -%}
+  {%- set cfg = run.cfg -%}
   {%- set n = cfg.seq_parts -%}
   {%- set keys = auto_cdc.quoted_list(cfg.key_columns) -%}
   {%- set seqs = auto_cdc.seq_names('__cdc_seq', n) -%}
   {%- set seq_list = seqs | join(', ') -%}
   {%- set columns = cfg.value_columns -%}
-  {%- set flags = auto_cdc.event_flags(cfg, arg_dict.known_columns) -%}
+  {%- set flags = auto_cdc.event_flags(cfg, run.known_columns) -%}
   with
-  {{ auto_cdc.scd2_batch_ctes(cfg, arg_dict) }}
+  {{ auto_cdc.scd2_batch_ctes(cfg, run) }}
 
   all_events as (
     {#- The batch's events and the touched keys' stored ones. __cdc_new tells them apart, so only
@@ -27,9 +27,9 @@
         (`__cdc_replaced`: the run warns, record_run_sql). -#}
     {%- set identity = auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) %}
     {%- set copies = 'over (partition by ' ~ identity ~ ' order by __cdc_new rows between unbounded preceding and unbounded following)' %}
-    {%- set compared = auto_cdc.compared_with_stored_sql(cfg, arg_dict.known_columns, copies,
-                                                         none if cfg.system_expr else auto_cdc.scd2_event_kept(arg_dict).horizon) %}
-    select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, arg_dict.known_columns)) }}, __cdc_new,
+    {%- set compared = auto_cdc.compared_with_stored_sql(cfg, run.known_columns, copies,
+                                                         none if cfg.system_expr else auto_cdc.scd2_event_kept(run).horizon) %}
+    select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, run.known_columns)) }}, __cdc_new,
       __cdc_new and __cdc_copies > 1 as __cdc_replaces_stored,
       __cdc_new and __cdc_copies > 1 and not __cdc_same as __cdc_replaced
     from (
@@ -39,8 +39,8 @@
       from (
         select new_events.*, true as __cdc_new from new_events
         union all
-        select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, arg_dict.known_columns), 'e.') }}, false as __cdc_new
-        from {{ arg_dict.state }} as e
+        select {{ auto_cdc.quoted_list(auto_cdc.event_columns(cfg, run.known_columns), 'e.') }}, false as __cdc_new
+        from {{ run.state }} as e
         where exists (select 1 from touched as t where {{ auto_cdc.keys_match(cfg.key_columns, 't', 'e') }})
       ) as c
     ) as judged
@@ -69,14 +69,14 @@
   ),
 
   {%- set seen_at -%}{{ keys }}, __cdc_asof{%- endset %}
-  {{ auto_cdc.scd2_runs_sql(cfg, 'as_known', seen_at, arg_dict.known_columns) }}
+  {{ auto_cdc.scd2_runs_sql(cfg, 'as_known', seen_at, run.known_columns) }}
   {%- else %}
-  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, arg_dict.known_columns, auto_cdc.scd2_event_kept(arg_dict).horizon) }}
+  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, run.known_columns, auto_cdc.scd2_event_kept(run).horizon) }}
   {%- endif %}
 {%- endmacro %}
 
 
-{% macro scd2_open_row_history_sql(arg_dict) -%}
+{% macro scd2_open_row_history_sql(run) -%}
   {#- SCD2 from snapshots (cfg.history_from_open_rows): the same history without stored events.
       Versions only grow (a late snapshot is skipped), so every row of a key before its open row
       is final; the open row stands for the events of its stretch, as one upsert at its __START_AT
@@ -85,15 +85,15 @@
       A version at or before a key's last boundary in the target is already in it: that happens
       only when a run re-reads versions an interrupted run applied (on Spark, stopped between
       its target write and its versions record), and those events are left out. -#}
-  {%- set cfg = arg_dict.cfg -%}
+  {%- set cfg = run.cfg -%}
   {%- set keys = auto_cdc.quoted_list(cfg.key_columns) -%}
   {%- set start_at, end_at = auto_cdc.quote_identifier('__START_AT'), auto_cdc.quote_identifier('__END_AT') -%}
   with
-  {{ auto_cdc.scd2_batch_ctes(cfg, arg_dict) }}
+  {{ auto_cdc.scd2_batch_ctes(cfg, run) }}
 
   applied as (
     select {{ auto_cdc.quoted_list(cfg.key_columns, 't.') }}, max(coalesce(t.{{ end_at }}, t.{{ start_at }})) as __cdc_applied_seq
-    from {{ arg_dict.target }} as t
+    from {{ run.target }} as t
     where exists (select 1 from touched as k where {{ auto_cdc.keys_match(cfg.key_columns, 'k', 't') }})
     group by {{ auto_cdc.quoted_list(cfg.key_columns, 't.') }}
   ),
@@ -104,14 +104,14 @@
     union all
     select {{ auto_cdc.quoted_list(cfg.key_columns, 't.') }}, t.{{ auto_cdc.quote_identifier('__START_AT') }}, 'upsert'
       {%- for column in cfg.value_columns %}, t.{{ auto_cdc.quote_identifier(column) }}{% endfor %}
-      {%- for column in arg_dict.known_columns %}, false{% endfor %},
-      {{ cfg.now }}, false
-    from {{ arg_dict.target }} as t
+      {%- for column in run.known_columns %}, false{% endfor %},
+      {{ run.now }}, false
+    from {{ run.target }} as t
     where t.{{ auto_cdc.quote_identifier('__END_AT') }} is null
       and exists (select 1 from touched as k where {{ auto_cdc.keys_match(cfg.key_columns, 'k', 't') }})
   ),
 
-  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, arg_dict.known_columns) }}
+  {{ auto_cdc.scd2_runs_sql(cfg, 'all_events', keys, run.known_columns) }}
 {%- endmacro %}
 
 
@@ -149,10 +149,10 @@
 {%- endmacro %}
 
 
-{% macro scd2_batch_ctes(cfg, arg_dict) -%}
+{% macro scd2_batch_ctes(cfg, run) -%}
   {#- CTEs `new_events` (the batch's events, as stored) and `touched` (their keys), each with its comma. -#}
   new_events as (
-    {{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}
+    {{ auto_cdc.scd2_new_events_sql(run) }}
   ),
 
   touched as (
@@ -161,9 +161,11 @@
 {%- endmacro %}
 
 
-{% macro scd2_new_events_sql(cfg, batch, known_columns) -%}
-  {#- The batch's events as the SCD2 (and bitemporal) histories store them. Deletes carry no
-      values. Copies of one event (they agree on everything kept: validate_batch) collapse. -#}
+{% macro scd2_new_events_sql(run) -%}
+  {#- The batch's events as the SCD2 (and bitemporal) histories store them, arrived at the run's
+      clock. Deletes carry no values. Copies of one event (they agree on everything kept:
+      validate_batch) collapse. -#}
+  {%- set cfg = run.cfg -%}
   {%- set identity = auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) -%}
   select {{ identity }}, __cdc_op
     {%- for column in cfg.value_columns %},
@@ -172,11 +174,11 @@
     {%- for column in cfg.value_columns if cfg.partial %},
     ({{ auto_cdc.writes_column(cfg, column) }}) as {{ auto_cdc.event_flag(column) }}
     {%- endfor %}
-    {%- for column in known_columns %}, true as {{ auto_cdc.event_known(column) }}{% endfor %},
-    {{ cfg.now }} as __cdc_arrived_at
+    {%- for column in run.known_columns %}, true as {{ auto_cdc.event_known(column) }}{% endfor %},
+    {{ run.now }} as __cdc_arrived_at
   from (
     select *, row_number() over (partition by {{ identity }} order by __cdc_op) as __cdc_copy
-    from {{ batch }}
+    from {{ run.batch }}
     where __cdc_op <> 'truncate'
   ) as events
   where __cdc_copy = 1

@@ -97,6 +97,16 @@
 {%- endmacro %}
 
 
+{% macro existing_tables(tables) -%}
+  {#- existing_relations() of the model's tables, by name: `tables` {'target': ..., 'state': ...,
+      ...} gives the same names, each the relation found (with its type) or none. -#}
+  {%- set found = auto_cdc.existing_relations(tables.values() | list) -%}
+  {%- set out = {} -%}
+  {%- for name in tables -%}{%- do out.update({name: found[loop.index0]}) -%}{%- endfor -%}
+  {{ return(out) }}
+{%- endmacro %}
+
+
 {% macro relation_types(schema_relation, names) -%}
   {#- {name: 'table' or 'view'} of those of `names` that are relations of the schema. Only
       these names: a schema holding many models' tables would otherwise send all of them to
@@ -122,43 +132,44 @@
 {%- endmacro %}
 
 
-{% macro run_mode(relations, existing) -%}
+{% macro run_mode(tables, existing) -%}
   {#- 'create' (none of the model's tables exists yet), 'rebuild' (an explicit full refresh) or
-      'apply'. `relations`: the target first, then its helper tables (state, run history, and for
-      snapshots the versions); `existing`: what existing_relations() found for each. The tables
-      only make sense together: a partial set fails instead of being rebuilt from the model
-      query, which would silently lose history the query no longer returns. -#}
-  {%- set target = existing[0] -%}
-  {%- set helpers = relations[1:] -%}
+      'apply'. `tables`: the model's tables by name, the target and its helper tables (state, run
+      history, and for snapshots the versions); `existing`: what existing_tables() found. The
+      tables only make sense together: a partial set fails instead of being rebuilt from the
+      model query, which would silently lose history the query no longer returns. -#}
+  {%- set target = existing.target -%}
   {%- set missing = [] -%}
-  {%- for i in range(1, relations | length) if existing[i] is none -%}{%- do missing.append(relations[i]) -%}{%- endfor -%}
-  {%- set helpers_found = helpers | length - missing | length -%}
+  {%- set helpers_found = [] -%}
+  {%- for name, relation in tables.items() if name != 'target' -%}
+    {%- do (missing if existing[name] is none else helpers_found).append(relation) -%}
+  {%- endfor -%}
   {%- if should_full_refresh() -%}
-    {%- if target is not none or helpers_found > 0 -%}
-      {%- do log("auto_cdc: " ~ model.name ~ ": full refresh: " ~ auto_cdc.full_refresh_effect(relations[0]), info=true) -%}
+    {%- if target is not none or helpers_found -%}
+      {%- do log("auto_cdc: " ~ model.name ~ ": full refresh: " ~ auto_cdc.full_refresh_effect(tables.target), info=true) -%}
       {{ return('rebuild') }}
     {%- endif -%}
     {{ return('create') }}
   {%- endif -%}
   {#- A view in the target's place holds no rows: it is replaced, as dbt's table materialization does. -#}
-  {%- if helpers_found == 0 and (target is none or not target.is_table) -%}{{ return('create') }}{%- endif -%}
+  {%- if not helpers_found and (target is none or not target.is_table) -%}{{ return('create') }}{%- endif -%}
   {%- if target is not none and target.is_table and not missing -%}{{ return('apply') }}{%- endif -%}
-  {%- do auto_cdc._fail_partial_tables(relations, existing, missing) -%}
+  {%- do auto_cdc._fail_partial_tables(tables, existing, missing, helpers_found) -%}
 {%- endmacro %}
 
 
-{% macro _fail_partial_tables(relations, existing, missing) -%}
+{% macro _fail_partial_tables(tables, existing, missing, helpers_found) -%}
   {#- run_mode, for a partial set of the model's tables: what is missing and what to do. -#}
-  {%- set target = existing[0] -%}
-  {%- set absent = missing if target is not none and target.is_table else [relations[0]] + missing -%}
+  {%- set target = existing.target -%}
+  {%- set absent = missing if target is not none and target.is_table else [tables.target] + missing -%}
   {%- set present = [] -%}
-  {%- for relation in relations if relation not in absent -%}{%- do present.append(relation | string) -%}{%- endfor -%}
+  {%- for relation in tables.values() if relation not in absent -%}{%- do present.append(relation | string) -%}{%- endfor -%}
   {%- set snapshot = model.config.materialized == 'auto_cdc_from_snapshot' -%}
   {%- set message -%}
     auto_cdc: model '{{ model.name }}': {{ absent | join(' and ') }} {{ 'is' if absent | length == 1 else 'are' }} missing
     {%- if target is not none and not target.is_table %} (a {{ target.type }} stands in the target's place){% endif %}, while {{ present | join(' and ') }} {{ 'exists' if present | length == 1 else 'exist' }}; nothing was written.
     A model's target and its helper tables belong together, and auto_cdc never rebuilds them on its own: what the state held (tombstones, event history, checkpoint, processed versions) cannot be recovered from the target.
-    {%- if existing[1:] | reject('none') | list | length == 0 %} If {{ relations[0] }} was not built by auto_cdc, it is not replaced without being asked.{% endif %}
+    {%- if not helpers_found %} If {{ tables.target }} was not built by auto_cdc, it is not replaced without being asked.{% endif %}
     Restore the missing table if you can; otherwise `dbt run --full-refresh -s {{ model.name }}` rebuilds all of them from the whole model query
     {%- if snapshot %}, starting again from the current snapshot: earlier snapshot versions cannot be rebuilt that way.
     {%- else %}: events the model query no longer returns are lost.{% endif %}
@@ -171,7 +182,7 @@
 {% macro replaced_rows(existing, mode) -%}
   {#- How many rows the old target had that a full refresh replaces (read before any write):
       a full refresh's metrics count them as deleted, its change feed records them so. -#}
-  {{ return(auto_cdc.row_count(existing[0]) | int if mode == 'rebuild' and existing[0] is not none else 0) }}
+  {{ return(auto_cdc.row_count(existing.target) | int if mode == 'rebuild' and existing.target is not none else 0) }}
 {%- endmacro %}
 
 

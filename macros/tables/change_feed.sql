@@ -1,9 +1,9 @@
 {#- Stage 5, tables: the change feed `<model>__cdc_changes` of a target (change_feed=true). In:
     `cfg`, the target, the model's tables as found, the run mode and the last run. Out: the
-    change feed's frame for this run (none when off): its relation, this run's id, and as the
-    run's writes the rows of an old target recorded as deletes before a full refresh drops it;
-    then the change feed created, or following the target's columns and types. Its rows are
-    written in stage 7 (record/change_feed.sql). -#}
+    change feed's frame for this run (none when off): its relation, this run's id; and the
+    statements that record the rows of an old target as deletes before a full refresh drops
+    it, then create the change feed or make it follow the target's columns and types. Its rows
+    are written in stage 7 (record/change_feed.sql). -#}
 
 {% macro change_feed_relation(target) -%}
   {#- Next to the target, named after it like its state and run history. -#}
@@ -11,27 +11,29 @@
 {%- endmacro %}
 
 
-{% macro open_change_feed(cfg, target, existing, mode, last_run, writes) -%}
+{% macro opened_change_feed(cfg, target, existing, mode, last_run, now) -%}
   {#- Before the tables stage, which drops the old target on a full refresh: its rows are
-      recorded as deletes first, so consumers of the change feed see the rebuild as a delete
-      of every old row and an insert of every new one. `existing`: existing_relations() of
-      [target, state, runs, ...]. Returns {relation, existed, run_id, columns} or
-      none; `columns`: the change feed's columns as the run's writes leave it. -#}
-  {%- if not cfg.change_feed -%}{{ return(none) }}{%- endif -%}
+      recorded as deletes first (at `now`, the run's clock), so consumers of the change feed see
+      the rebuild as a delete of every old row and an insert of every new one. `existing`:
+      existing_relations() of the model's tables. Returns {'feed', 'statements'}: the frame
+      {relation, existed, run_id, columns, ...} (none when off; `columns`: the change feed's
+      columns as the statements leave it) and those statements. -#}
+  {%- set statements = [] -%}
+  {%- if not cfg.change_feed -%}{{ return({'feed': none, 'statements': statements}) }}{%- endif -%}
   {%- set relation = auto_cdc.change_feed_relation(target) -%}
   {%- set found = auto_cdc.existing_relations([relation])[0] -%}
-  {%- if found is not none and (mode == 'create' or existing[0] is none or not existing[0].is_table) -%}
+  {%- if found is not none and (mode == 'create' or existing.target is none or not existing.target.is_table) -%}
     {%- do auto_cdc._fail_orphaned_change_feed(relation, target) -%}
   {%- endif -%}
   {%- if auto_cdc.is_empty_run() -%}
     {%- if found is none and mode != 'create' -%}{%- do auto_cdc._warn_change_feed_starts(relation, target) -%}{%- endif -%}
-    {{ return({'relation': relation, 'existed': found is not none, 'run_id': none, 'columns': []}) }}
+    {{ return({'feed': {'relation': relation, 'existed': found is not none, 'run_id': none, 'columns': []}, 'statements': statements}) }}
   {%- endif -%}
 
   {#- A change feed that missed changes (dropped, or off in the last run) skips one run id: a
       consumer that read it before then sees a run it cannot account for and fails (changes()). -#}
   {%- set was_off = last_run is not none and last_run.config is not none and last_run.config.get('change_feed') is sameas false -%}
-  {%- set missed = (found is none and mode != 'create' and existing[0] is not none) or (found is not none and was_off) -%}
+  {%- set missed = (found is none and mode != 'create' and existing.target is not none) or (found is not none and was_off) -%}
   {%- if missed and found is none -%}
     {%- do auto_cdc._warn_change_feed_starts(relation, target) -%}
   {%- elif missed -%}
@@ -39,7 +41,7 @@
         ~ " lacks the changes made since it was turned off; it records again from this run on."
         ~ " Consumers that read it before fail until rebuilt with `--full-refresh`.") -%}
   {%- endif -%}
-  {%- set recorded = run_query(auto_cdc.last_recorded_run_sql(existing[2], found)).rows[0] -%}
+  {%- set recorded = run_query(auto_cdc.last_recorded_run_sql(existing.runs, found)).rows[0] -%}
   {%- set run_id = recorded[0] | int + 1 + (1 if missed else 0) -%}
   {#- Rows of a run that was not recorded: only where there are no transactions, after a run
       stopped between its change feed write and its run history row (spark__change_feed_statements). -#}
@@ -48,16 +50,19 @@
   {%- set columns = [] if found is none else auto_cdc.plain_columns(adapter.get_columns_in_relation(found)) -%}
   {%- if mode == 'rebuild' and found is not none -%}
     {%- if unrecorded -%}
-      {%- do writes.append('delete from ' ~ relation ~ ' where _run_id > ' ~ recorded[0]) -%}
+      {%- do statements.append('delete from ' ~ relation ~ ' where _run_id > ' ~ recorded[0]) -%}
       {%- set unrecorded = false -%}
     {%- endif -%}
-    {%- set old_target = auto_cdc.plain_columns(adapter.get_columns_in_relation(existing[0])) -%}
-    {%- set columns = auto_cdc.follow_in_change_feed(relation, columns, existing[0], old_target, writes) -%}
+    {%- set old_target = auto_cdc.plain_columns(adapter.get_columns_in_relation(existing.target)) -%}
+    {%- set followed = auto_cdc.change_feed_following(relation, columns, existing.target, old_target) -%}
+    {%- set columns = followed.columns -%}
     {%- set old_names = old_target | map(attribute='name') | list -%}
-    {%- do writes.append(auto_cdc.record_replaced_rows_sql(relation, existing[0], old_names, auto_cdc.columns_rows_lack(columns, old_names), run_id, cfg.now)) -%}
+    {%- do statements.extend(followed.statements) -%}
+    {%- do statements.append(auto_cdc.record_replaced_rows_sql(relation, existing.target, old_names, auto_cdc.columns_rows_lack(columns, old_names), run_id, now)) -%}
   {%- endif -%}
-  {{ return({'relation': relation, 'existed': found is not none, 'run_id': run_id, 'columns': columns,
-             'recorded_run_id': recorded[0] | int, 'unrecorded': unrecorded}) }}
+  {{ return({'feed': {'relation': relation, 'existed': found is not none, 'run_id': run_id, 'columns': columns,
+                      'recorded_run_id': recorded[0] | int, 'unrecorded': unrecorded},
+             'statements': statements}) }}
 {%- endmacro %}
 
 
@@ -100,30 +105,31 @@
 {%- endmacro %}
 
 
-{% macro prepare_change_feed(feed, target, target_columns, writes) -%}
+{% macro prepared_change_feed(feed, target, target_columns) -%}
   {#- After the tables stage: the change feed created (typed after the target), or, when it
       exists, given the target's new columns and widened types (not on `--empty`, which changes
-      nothing that exists), as the run's writes. `target_columns`: the target's columns as the
-      run's writes leave them. Returns the frame with the target's column names, which every
-      change row carries, and as `absent` the change feed's other columns (columns_rows_lack:
-      NULL in its rows). -#}
-  {%- if feed is none -%}{{ return(none) }}{%- endif -%}
+      nothing that exists). `target_columns`: the target's columns as the run's writes leave
+      them. Returns {'feed', 'statements'}: the frame with the target's column names, which
+      every change row carries, and as `absent` the change feed's other columns
+      (columns_rows_lack: NULL in its rows); and the statements that create or alter it. -#}
   {%- set names = target_columns | map(attribute='name') | list -%}
   {%- set absent = [] -%}
+  {%- set statements = [] -%}
   {%- if not feed.existed -%}
-    {%- do writes.extend([
+    {%- do statements.extend([
         auto_cdc.create_change_feed_sql(feed.relation, target),
         auto_cdc.key_index_sql(feed.relation, ['_run_id'], unique=false),
     ]) -%}
   {%- elif not auto_cdc.is_empty_run() -%}
-    {%- set after = auto_cdc.follow_in_change_feed(feed.relation, feed.columns, target, target_columns, writes) -%}
-    {%- set absent = auto_cdc.columns_rows_lack(after, names) -%}
+    {%- set followed = auto_cdc.change_feed_following(feed.relation, feed.columns, target, target_columns) -%}
+    {%- do statements.extend(followed.statements) -%}
+    {%- set absent = auto_cdc.columns_rows_lack(followed.columns, names) -%}
   {%- else -%}
     {%- set names = [] -%}
   {%- endif -%}
   {%- set prepared = {'columns': names, 'absent': absent} -%}
   {%- for name, value in feed.items() if name not in prepared -%}{%- do prepared.update({name: value}) -%}{%- endfor -%}
-  {{ return(prepared) }}
+  {{ return({'feed': prepared, 'statements': statements}) }}
 {%- endmacro %}
 
 
@@ -152,12 +158,12 @@
 {%- endmacro %}
 
 
-{% macro follow_in_change_feed(feed, feed_columns, table, columns, writes) -%}
+{% macro change_feed_following(feed, feed_columns, table, columns) -%}
   {#- The change feed keeps every column `table` (the target) has (`columns`, {name, data_type},
       as the run's writes leave it): a new one is appended (older changes have NULL), a widened
-      type is widened, as in the target; the statements go to `writes`. A column the target no
-      longer has stays (NULL in new changes). `feed_columns`: the change feed's columns before.
-      Returns the change feed's columns after. -#}
+      type is widened, as in the target. A column the target no longer has stays (NULL in new
+      changes). `feed_columns`: the change feed's columns before. Returns {'columns',
+      'statements'}: the change feed's columns after, and the statements that make them so. -#}
   {%- set kept = {} -%}
   {%- for column in feed_columns -%}{%- do kept.update({column.name | lower: column}) -%}{%- endfor -%}
   {%- set after = auto_cdc.plain_columns(feed_columns) -%}
@@ -182,8 +188,7 @@
   {%- if additions -%}
     {%- do log("auto_cdc: " ~ model.name ~ ": adding column(s) " ~ (additions | map(attribute='name') | join(', ')) ~ " to " ~ feed, info=true) -%}
   {%- endif -%}
-  {%- do writes.extend(auto_cdc.add_columns_sql(feed, additions) + statements) -%}
-  {{ return(after + additions) }}
+  {{ return({'columns': after + additions, 'statements': auto_cdc.add_columns_sql(feed, additions) + statements}) }}
 {%- endmacro %}
 
 

@@ -1,26 +1,27 @@
 {#- Stage 5, tables (create or rebuild). In: `cfg`, the batch (for the column types), the model's
-    relations. Out, as the run's writes: the target, its state and run history (and for
+    relations. Out, the statements that create the target, its state and run history (and for
     snapshots the processed versions), empty; under a contract the target has the contract's
     DDL and constraints. -#}
 
-{% macro rebuild_tables(cfg, batch, target, cdc_tables, existing, writes, feed=none) -%}
+{% macro rebuild_statements(cfg, batch, target, cdc_tables, existing, feed=none) -%}
   {#- First run or full refresh: drop whatever of the model's tables exists (`existing`, none
       for the missing ones), then create them empty, typed after the batch. Among the run's
       writes, so a failure later in the run keeps the old tables. With a change feed the run
       history's rows are kept (their ids, times and counts): a consumer checks that every run
       since it last read either is in the change feed or changed nothing (changes()). -#}
-  {%- set old_runs = existing[2] if feed is not none and feed.existed else none -%}
+  {%- set statements = [] -%}
+  {%- set old_runs = existing.runs if feed is not none and feed.existed else none -%}
   {%- set kept = cdc_tables.runs.incorporate(path={'identifier': auto_cdc.derived_name(target.identifier, '__cdc_runs_kept')}) -%}
   {%- set columns = ['run_id', 'invocation_id', 'applied_at', 'full_refresh', 'num_events', 'num_upserted_rows', 'num_deleted_rows'] -%}
   {%- if old_runs is not none -%}
-    {%- do writes.extend([auto_cdc.drop_relation_sql(kept),
+    {%- do statements.extend([auto_cdc.drop_relation_sql(kept),
                           'create table ' ~ kept ~ ' ' ~ auto_cdc.table_options() ~ ' as select ' ~ (columns | join(', ')) ~ ' from ' ~ old_runs]) -%}
   {%- endif -%}
-  {%- for relation in existing if relation is not none -%}
-    {%- do writes.append(auto_cdc.drop_relation_sql(relation)) -%}
+  {%- for relation in existing.values() if relation is not none -%}
+    {%- do statements.append(auto_cdc.drop_relation_sql(relation)) -%}
   {%- endfor -%}
-  {%- do writes.append(auto_cdc.drop_sequence_type_sql(cfg)) -%}
-  {%- do writes.extend(auto_cdc.create_state_tables_sql(cfg, batch, target, cdc_tables)) -%}
+  {%- do statements.append(auto_cdc.drop_sequence_type_sql(cfg)) -%}
+  {%- do statements.extend(auto_cdc.create_state_tables_sql(cfg, batch, target, cdc_tables)) -%}
   {%- if old_runs is not none -%}
     {#- Every column named, the kept rows' others NULL of their types (from an empty join of
         the new table): Spark's INSERT fills in none. -#}
@@ -29,8 +30,9 @@
       select {% for name in names %}{{ 'k.' if name in columns else 'r.' }}{{ name }}{{ ', ' if not loop.last }}{% endfor %}
       from {{ kept }} as k left join (select * from {{ cdc_tables.runs }} where 1 = 0) as r on 1 = 0
     {%- endset -%}
-    {%- do writes.extend([auto_cdc.append_rows_sql(cdc_tables.runs, names, kept_rows), auto_cdc.drop_relation_sql(kept)]) -%}
+    {%- do statements.extend([auto_cdc.append_rows_sql(cdc_tables.runs, names, kept_rows), auto_cdc.drop_relation_sql(kept)]) -%}
   {%- endif -%}
+  {{ return(statements) }}
 {%- endmacro %}
 
 
@@ -96,7 +98,7 @@
       watermark), the configuration it ran with, for a model with flows each flow's own
       checkpoint (JSON), and the events it read that replaced a different stored event at their
       key and sequence (how many, and one of them). Columns added later are last: an older
-      run history gains them in place (upgrade_runs_table). -#}
+      run history gains them in place (runs_table_upgrade). -#}
   cast(0 as {{ dbt.type_bigint() }}) as run_id,
   cast(null as {{ dbt.type_string() }}) as invocation_id,
   {{ dbt.current_timestamp() }} as applied_at,
@@ -117,7 +119,7 @@
 
 {% macro runs_added_columns() -%}
   {#- The run history's columns added since its first layout, as {name, data_type}: an older
-      run history gains them, NULL in its earlier rows (upgrade_runs_table). -#}
+      run history gains them, NULL in its earlier rows (runs_table_upgrade). -#}
   {{ return([{'name': 'num_differing_redeliveries', 'data_type': dbt.type_bigint()},
              {'name': 'differing_redelivery', 'data_type': dbt.type_string()}]) }}
 {%- endmacro %}

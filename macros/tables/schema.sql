@@ -1,12 +1,12 @@
 {#- Stage 5, tables (existing ones follow the source). In: `cfg`, the batch's columns, the model's
-    tables. Out: the run's writes that append new source columns (or nothing: ignored, or an
+    tables. Out: the statements that append new source columns (or nothing: ignored, or an
     error: on_schema_change) and widen widened types in every table that holds the column's
-    values, any other type change an error; returns the columns appended, those the run does not
-    write (on_schema_change='ignore'), and each table's columns as those writes leave them. -#}
+    values, any other type change an error; the columns appended, those the run does not
+    write (on_schema_change='ignore'), and each table's columns as those statements leave them. -#}
 
 {% macro read_columns(cfg, batch, target, cdc_tables) -%}
   {#- The batch's (snapshots') columns and, when `target` is given (a run that applies), those of
-      each table reconcile_schema compares with them, in one lookup (columns_of): {'batch':
+      each table reconciled_schema compares with them, in one lookup (columns_of): {'batch':
       columns, 'tables': [(kind, relation, columns)], the target first}. -#}
   {%- set tables = [] -%}
   {%- if target is not none -%}
@@ -25,17 +25,17 @@
 {%- endmacro %}
 
 
-{% macro reconcile_schema(cfg, tables, batch_columns, cdc_tables, writes) -%}
+{% macro reconciled_schema(cfg, tables, batch_columns, cdc_tables) -%}
   {#- on_schema_change: a written column the target does not have yet is appended, ignored, or
       fails the run. Columns the source no longer returns stay in the target: updates keep
       their values, inserts leave them NULL. A column whose type widened is widened wherever
       its values are kept. `tables`: read_columns' tables (target first); `batch_columns`: the
       batch's (snapshots') columns; `cdc_tables`: the model's state relations (state_relations);
-      the ALTER statements go to `writes`. Returns {'appended': [...],
-      'ignored': [...], 'tables': {kind: columns}}: the columns this run appends, the new columns
-      it does not write (on_schema_change='ignore'), and the columns ({name, data_type}) of the
-      target and the state tables as this run's writes leave them (kind: target, state, runs,
-      versions), for the stages that build on them before anything is written. -#}
+      Returns {'appended': [...], 'ignored': [...], 'tables': {kind: columns}, 'statements': [...]}:
+      the columns this run appends, the new columns it does not write
+      (on_schema_change='ignore'), the columns ({name, data_type}) of the target and the state
+      tables as the statements leave them (kind: target, state, runs, versions), for the stages
+      that build on them before anything is written, and the ALTER statements. -#}
   {%- set target, target_columns = tables[0][1], tables[0][2] -%}
   {%- set target_names = target_columns | map(attribute='name') | map('lower') | list -%}
   {%- set built_as = '1' if '__start_at' not in target_names else ('bitemporal' if '__system_start_at' in target_names else '2') -%}
@@ -58,16 +58,17 @@
   {%- do auto_cdc.warn_unwritten_columns(cfg, target, target_columns, new_columns) -%}
 
   {#- Types first, on the columns the tables already have. -#}
-  {%- set after = auto_cdc.reconcile_column_types(cfg, tables, batch_columns, writes) -%}
-  {%- do auto_cdc.upgrade_runs_table(cdc_tables.runs, after.runs, writes) -%}
-  {%- set change = {'appended': [], 'ignored': [], 'tables': after} -%}
+  {%- set types = auto_cdc.reconciled_column_types(cfg, tables, batch_columns) -%}
+  {%- set after = types.tables -%}
+  {%- set change = {'appended': [], 'ignored': [], 'tables': after,
+                    'statements': types.statements + auto_cdc.runs_table_upgrade(cdc_tables.runs, after.runs)} -%}
   {%- if not new_columns -%}{{ return(change) }}{%- endif -%}
-  {{ return(auto_cdc._reconcile_new_columns(cfg, target, new_columns, batch_columns, cdc_tables, change, writes)) }}
+  {{ return(auto_cdc._reconcile_new_columns(cfg, target, new_columns, batch_columns, cdc_tables, change)) }}
 {%- endmacro %}
 
 
-{% macro _reconcile_new_columns(cfg, target, new_columns, batch_columns, cdc_tables, change, writes) -%}
-  {#- reconcile_schema, for written columns the target lacks: on_schema_change says. -#}
+{% macro _reconcile_new_columns(cfg, target, new_columns, batch_columns, cdc_tables, change) -%}
+  {#- reconciled_schema, for written columns the target lacks: on_schema_change says. -#}
   {%- set after = change.tables -%}
   {%- if cfg.on_schema_change == 'fail' -%}
     {%- do auto_cdc.model_error(cfg.model_name, "the model query has new column(s) "
@@ -80,7 +81,7 @@
     {%- endfor -%}
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": adding column(s) " ~ (new_columns | join(', ')) ~ " to " ~ target
                ~ " (NULL in the rows already there, until an event or snapshot writes them)", info=true) -%}
-    {%- do writes.extend(auto_cdc.add_columns_sql(target, additions)) -%}
+    {%- do change.statements.extend(auto_cdc.add_columns_sql(target, additions)) -%}
     {%- do after.target.extend(additions) -%}
     {%- if cfg.scd_type != '1' and not cfg.history_from_open_rows -%}
       {#- The stored events never carried the new column: NULL, and marked as not known. -#}
@@ -88,7 +89,7 @@
       {%- for column in new_columns -%}
         {%- do known.append({'name': auto_cdc.event_known(column), 'data_type': dbt.type_boolean()}) -%}
       {%- endfor -%}
-      {%- do writes.extend(auto_cdc.add_columns_sql(cdc_tables.state, additions + known)) -%}
+      {%- do change.statements.extend(auto_cdc.add_columns_sql(cdc_tables.state, additions + known)) -%}
       {%- do after.state.extend(additions + known) -%}
     {%- endif -%}
     {%- do change.update({'appended': new_columns}) -%}
@@ -100,16 +101,14 @@
 {%- endmacro %}
 
 
-{% macro upgrade_runs_table(runs, columns, writes) -%}
+{% macro runs_table_upgrade(runs, columns) -%}
   {#- A run history built by an earlier version of the package gains the columns added since
-      (runs_added_columns), NULL in its earlier rows, among the run's writes. `columns`: its
-      columns as the run's writes leave them (extended). -#}
+      (runs_added_columns), NULL in its earlier rows. `columns`: its columns, extended in place
+      to what the returned statements leave. -#}
   {%- set names = columns | map(attribute='name') | map('lower') | list -%}
   {%- set missing = auto_cdc.runs_added_columns() | rejectattr('name', 'in', names) | list -%}
-  {%- if missing -%}
-    {%- do writes.extend(auto_cdc.add_columns_sql(runs, missing)) -%}
-    {%- do columns.extend(missing) -%}
-  {%- endif -%}
+  {%- do columns.extend(missing) -%}
+  {{ return(auto_cdc.add_columns_sql(runs, missing)) }}
 {%- endmacro %}
 
 
@@ -182,11 +181,11 @@
 {%- endmacro %}
 
 
-{% macro reconcile_column_types(cfg, tables, batch_columns, writes) -%}
+{% macro reconciled_column_types(cfg, tables, batch_columns) -%}
   {#- `tables`: a list of (kind, relation, its columns). `batch_columns`: the batch's (or
-      snapshots') columns. Widens what must widen (the ALTER statements go to `writes`); fails,
-      naming the column and both types, when a type cannot take the new one. Returns
-      {kind: its columns as {name, data_type}, widened types in place}. -#}
+      snapshots') columns. Widens what must widen; fails, naming the column and both types,
+      when a type cannot take the new one. Returns {'tables': {kind: its columns as {name,
+      data_type}, widened types in place}, 'statements': the ALTER statements}. -#}
   {%- set incoming = {} -%}
   {%- for column in batch_columns -%}{%- do incoming.update({column.name | lower: column}) -%}{%- endfor -%}
   {%- set statements = [] -%}
@@ -220,13 +219,12 @@
   {#- SCD2 with a `sequence_by` list holds the whole sequence in __START_AT/__END_AT. -#}
   {%- set unwidenable = sequence_widened if cfg.scd_type != '1' and cfg.seq_parts > 1 else [] -%}
   {%- if incompatible or unwidenable -%}{%- do auto_cdc._fail_type_changes(cfg, incompatible, unwidenable) -%}{%- endif -%}
-  {%- do writes.extend(statements) -%}
-  {{ return(after) }}
+  {{ return({'tables': after, 'statements': statements}) }}
 {%- endmacro %}
 
 
 {% macro _fail_type_changes(cfg, incompatible, unwidenable) -%}
-  {#- reconcile_column_types, for types the stored tables cannot follow. -#}
+  {#- reconciled_column_types, for types the stored tables cannot follow. -#}
   {%- set errors = [] -%}
   {%- for found in incompatible.values() -%}
     {%- set stored_type = auto_cdc.type_label(found.stored) -%}

@@ -1,14 +1,14 @@
 {#- Stage 5, tables (existing state follows the configuration). In: `cfg`, the stored state's
-    columns as the run's earlier writes leave them, the last run's record. Out, as the run's
-    writes: per-column sequences or event flags added or dropped as partial updates are turned
-    on or off; SCD1's state moved between its layouts. Returns the appended columns the stored
-    SCD2 events know of, and SCD1's layout. -#}
+    columns as the run's earlier writes leave them, the last run's record. Out: the statements
+    that add or drop per-column sequences or event flags as partial updates are turned on or
+    off, and that move SCD1's state between its layouts; the appended columns the stored SCD2
+    events know of, and SCD1's layout. -#}
 
-{% macro evolve_state(cfg, state, state_columns, writes) -%}
-  {#- Keep the state in step with the configuration; returns the value columns the stored SCD2
-      events know of (an appended column is unknown to the events stored before it).
-      `state_columns`: the state's columns as the run's writes before these leave them
-      (reconcile_schema's `tables.state`). -#}
+{% macro evolved_state(cfg, state, state_columns) -%}
+  {#- The state in step with the configuration. Returns {'known_columns', 'statements'}: the
+      value columns the stored SCD2 events know of (an appended column is unknown to the events
+      stored before it), and the statements. `state_columns`: the state's columns as the run's
+      writes before these leave them (reconciled_schema's `tables.state`). -#}
   {%- set existing = state_columns | map(attribute='name') | map('lower') | list -%}
   {%- set required = auto_cdc.seq_names('__cdc_upsert_seq', cfg.seq_parts) + auto_cdc.seq_names('__cdc_delete_seq', cfg.seq_parts)
                      if cfg.scd_type == '1' else auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
@@ -20,11 +20,9 @@
   {%- if cfg.scd_type == '1' -%}
     {%- set stored = [] -%}
     {%- for name in existing if name.startswith('__cdc_seq__') -%}{%- do stored.append(name) -%}{%- endfor -%}
-    {%- if cfg.partial or stored -%}{%- do writes.extend(auto_cdc.evolve_column_sequences(cfg, state, state_columns, stored)) -%}{%- endif -%}
-    {{ return([]) }}
+    {{ return({'known_columns': [], 'statements': auto_cdc.evolve_column_sequences(cfg, state, state_columns, stored) if cfg.partial or stored else []}) }}
   {%- endif -%}
-  {%- do writes.extend(auto_cdc.evolve_event_flags(cfg, state, existing)) -%}
-  {{ return(auto_cdc._known_columns(cfg, existing)) }}
+  {{ return({'known_columns': auto_cdc._known_columns(cfg, existing), 'statements': auto_cdc.evolve_event_flags(cfg, state, existing)}) }}
 {%- endmacro %}
 
 
@@ -94,7 +92,7 @@
 {%- endmacro %}
 
 
-{% macro state_layout(cfg, last_run, tables, cdc_tables, target, writes) -%}
+{% macro chosen_state_layout(cfg, last_run, tables, cdc_tables, target) -%}
   {#- SCD1: where each row's last upsert sequence is kept. 'tombstones': in the target, which
       holds the `sequence_by` columns (sequence_in_target), so the state keeps only the live
       tombstones (scd1_state_kept): small, and a run that adds or clears none changes no state. 'keys': in the state, one row per key with a row or a live tombstone (partial
@@ -104,10 +102,11 @@
       layout its state has (recorded_state_layout), moving it to 'keys' when the configuration
       no longer allows 'tombstones', and once to 'tombstones' a state from before the choice
       whose target holds every row's sequence. A state with 'keys' stays so until a full
-      refresh. The moves go to `writes`, before anything else reads or writes the state. -#}
-  {%- if cfg.scd_type != '1' -%}{{ return(none) }}{%- endif -%}
+      refresh. Returns {'layout', 'statements'}: the layout, and the statements that move the
+      state to it, which run before anything else reads or writes the state. -#}
+  {%- if cfg.scd_type != '1' -%}{{ return({'layout': none, 'statements': []}) }}{%- endif -%}
   {%- set wanted = 'tombstones' if auto_cdc.sequence_in_target(cfg) else 'keys' -%}
-  {%- if tables is none -%}{{ return(wanted) }}{%- endif -%}
+  {%- if tables is none -%}{{ return({'layout': wanted, 'statements': []}) }}{%- endif -%}
   {%- set recorded = auto_cdc.recorded_state_layout(last_run) -%}
   {%- set target_names = [] -%}
   {%- for kind, relation, columns in tables if kind == 'target' -%}
@@ -123,15 +122,13 @@
         ~ cfg.model_name ~ "`.") -%}
   {%- endif -%}
   {%- if recorded == 'tombstones' and wanted == 'keys' -%}
-    {%- do writes.append(auto_cdc.sequences_into_state_sql(cfg, target, cdc_tables.state)) -%}
-    {{ return('keys') }}
+    {{ return({'layout': 'keys', 'statements': [auto_cdc.sequences_into_state_sql(cfg, target, cdc_tables.state)]}) }}
   {%- elif recorded is none and wanted == 'tombstones' -%}
     {#- A state from before the choice: every row's sequence is in it. The target holds the same
         unless the sequence columns were appended after rows were written (NULL there). -#}
     {%- if held | length == cfg.seq_parts and run_query(auto_cdc.sequences_differ_sql(cfg, target, cdc_tables.state)).rows[0][0] == 0 -%}
-      {%- do writes.append(auto_cdc.forget_stored_upserts_sql(cfg, cdc_tables.state)) -%}
-      {%- do writes.extend(auto_cdc.tombstone_index_sql(cdc_tables.state, replace=true)) -%}
-      {{ return('tombstones') }}
+      {{ return({'layout': 'tombstones',
+                 'statements': [auto_cdc.forget_stored_upserts_sql(cfg, cdc_tables.state)] + auto_cdc.tombstone_index_sql(cdc_tables.state, replace=true)}) }}
     {%- endif -%}
   {%- endif -%}
   {%- if wanted == 'tombstones' and recorded != 'tombstones' -%}
@@ -141,7 +138,7 @@
                ~ " did not hold it for every row); `dbt run --full-refresh -s " ~ cfg.model_name
                ~ "` moves it to a state of tombstones only, the faster layout", info=true) -%}
   {%- endif -%}
-  {{ return(recorded or 'keys') }}
+  {{ return({'layout': recorded or 'keys', 'statements': []}) }}
 {%- endmacro %}
 
 
@@ -168,7 +165,7 @@
       row of (a key with a row again keeps its tombstone and sequence there: scd1_state_kept;
       a Spark run that stopped before recording itself moved the others already: the move is
       replayed). Every column named (Spark's INSERT fills in none), before partial updates add
-      theirs (evolve_state). -#}
+      theirs (evolved_state). -#}
   {%- set n = cfg.seq_parts -%}
   {%- set deletes = auto_cdc.seq_names('__cdc_delete_seq', n) -%}
   insert into {{ state }} ({{ auto_cdc.quoted_list(cfg.key_columns) }}, {{ auto_cdc.seq_names('__cdc_upsert_seq', n) | join(', ') }}, {{ deletes | join(', ') }}, __cdc_deleted_at)

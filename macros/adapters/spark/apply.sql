@@ -31,8 +31,8 @@
 {%- endmacro %}
 
 
-{% macro spark__write_state_statements(arg_dict) -%}
-  {%- set cfg = arg_dict.cfg -%}
+{% macro spark__write_state_statements(run) -%}
+  {%- set cfg = run.cfg -%}
   {%- if cfg.scd_type == '1' -%}
     {#- A key keeps a state row as the layout says (scd1_state_kept). Tombstones past
         their retention (and not changed by this run) join the changes as keys with no state,
@@ -40,35 +40,35 @@
         A state of tombstones without a data file, and a batch without a delete: no key keeps a
         row, and there is none to forget, so there is no MERGE (an Iceberg commit) at all. -#}
     {%- set n = cfg.seq_parts -%}
-    {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, cfg.now) -%}
-    {%- set files = none if arg_dict.full_refresh else auto_cdc.spark_state_files(arg_dict.state, horizon) -%}
-    {%- if files is not none and files.total == 0 and arg_dict.state_layout == 'tombstones' and arg_dict.shape.n_deletes == 0 -%}
+    {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, run.now) -%}
+    {%- set files = none if run.full_refresh else auto_cdc.spark_state_files(run.state, horizon) -%}
+    {%- if files is not none and files.total == 0 and run.state_layout == 'tombstones' and run.shape.n_deletes == 0 -%}
       {{ return([]) }}
     {%- endif -%}
-    {%- set kept = auto_cdc.scd1_state_kept(arg_dict, 'c') -%}
+    {%- set kept = auto_cdc.scd1_state_kept(run, 'c') -%}
     {%- set stored = auto_cdc.scd1_state_columns(cfg) -%}
     {%- set keys = cfg.key_columns -%}
     {%- set source -%}
-    (select {{ auto_cdc.quoted_list(keys + stored) }} from {{ arg_dict.changes }}
+    (select {{ auto_cdc.quoted_list(keys + stored) }} from {{ run.changes }}
      {%- if files is not none and files.may_hold_expired > 0 %}
      union all
      select {{ auto_cdc.quoted_list(keys, 's.') }}{% for column in stored %}, null{% endfor %}
-     from {{ arg_dict.state }} as s
-     where {{ auto_cdc.tombstone_expired(cfg, 's', arg_dict.state_layout) }}
-       and not exists (select 1 from {{ arg_dict.changes }} as t where {{ auto_cdc.keys_match(keys, 't', 's') }})
+     from {{ run.state }} as s
+     where {{ auto_cdc.tombstone_expired(run, 's') }}
+       and not exists (select 1 from {{ run.changes }} as t where {{ auto_cdc.keys_match(keys, 't', 's') }})
      {%- endif %})
     {%- endset -%}
-    {{ return([auto_cdc.merge_rows_sql(arg_dict.state, source, keys, stored, keys + stored, upsert=kept, delete='not ' ~ kept)]) }}
+    {{ return([auto_cdc.merge_rows_sql(run.state, source, keys, stored, keys + stored, upsert=kept, delete='not ' ~ kept)]) }}
   {%- elif cfg.history_from_open_rows -%}
     {{ return([]) }}
   {%- elif cfg.scd_type == '2' -%}
-    {{ return([auto_cdc.spark_scd2_merge_events_sql(arg_dict)]) }}
+    {{ return([auto_cdc.spark_scd2_merge_events_sql(run)]) }}
   {%- endif -%}
   {#- Bitemporal: the batch's events are added (a redelivered one replaces its stored copy). -#}
   {%- set identity = auto_cdc.event_identity(cfg) -%}
-  {%- set columns = auto_cdc.event_columns(cfg, arg_dict.known_columns) -%}
-  {%- set new_events -%}({{ auto_cdc.scd2_new_events_sql(cfg, arg_dict.batch, arg_dict.known_columns) }}){%- endset -%}
-  {{ return([auto_cdc.merge_rows_sql(arg_dict.state, new_events, identity, columns | reject('in', identity) | list, columns,
+  {%- set columns = auto_cdc.event_columns(cfg, run.known_columns) -%}
+  {%- set new_events -%}({{ auto_cdc.scd2_new_events_sql(run) }}){%- endset -%}
+  {{ return([auto_cdc.merge_rows_sql(run.state, new_events, identity, columns | reject('in', identity) | list, columns,
                                      upsert='true', delete='false')]) }}
 {%- endmacro %}
 
@@ -89,21 +89,21 @@
 {%- endmacro %}
 
 
-{% macro spark_scd2_merge_events_sql(arg_dict) -%}
+{% macro spark_scd2_merge_events_sql(run) -%}
   {#- As scd2_forget_events_sql and scd2_store_events_sql, in one MERGE on the event identity:
       the history's new events, and the stored ones compacted away or fixed. -#}
-  {%- set cfg = arg_dict.cfg -%}
-  {%- set rule = auto_cdc.scd2_event_kept(arg_dict) -%}
+  {%- set cfg = run.cfg -%}
+  {%- set rule = auto_cdc.scd2_event_kept(run) -%}
   {%- set identity = auto_cdc.event_identity(cfg) -%}
-  {%- set columns = auto_cdc.event_columns(cfg, arg_dict.known_columns) -%}
+  {%- set columns = auto_cdc.event_columns(cfg, run.known_columns) -%}
   {%- set events -%}
   (select
     {{ auto_cdc.compacted_event_columns(cfg, columns, rule.horizon) }},
     {{ rule.kept }} as __cdc_kept
-  from {{ arg_dict.history }} as h
+  from {{ run.history }} as h
   where h.__cdc_new or not {{ rule.kept }} or {{ rule.refixed }})
   {%- endset -%}
-  {{ return(auto_cdc.merge_rows_sql(arg_dict.state, events, identity, columns | reject('in', identity) | list, columns,
+  {{ return(auto_cdc.merge_rows_sql(run.state, events, identity, columns | reject('in', identity) | list, columns,
                                     upsert='c.__cdc_kept', delete='not c.__cdc_kept')) }}
 {%- endmacro %}
 

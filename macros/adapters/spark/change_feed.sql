@@ -13,20 +13,20 @@
     delete), or say it did not exist (an insert). Every run's preimages are thus the recorded
     target's rows, however many runs stopped before it (test_spark.py, the killed-run tests). -#}
 
-{% macro spark__change_feed_statements(arg_dict, step) -%}
-  {%- set feed = arg_dict.get('change_feed') -%}
+{% macro spark__change_feed_statements(run, step) -%}
+  {%- set feed = run.change_feed -%}
   {%- if feed is none -%}{{ return([]) }}{%- endif -%}
-  {%- set cfg = arg_dict.cfg -%}
+  {%- set cfg = run.cfg -%}
   {%- if step == 'after_write' -%}
-    {{ return([auto_cdc.trim_change_feed_sql(feed.relation, cfg.change_feed_retention, cfg.now) if cfg.change_feed_retention else '']) }}
+    {{ return([auto_cdc.trim_change_feed_sql(feed.relation, cfg.change_feed_retention, run.now) if cfg.change_feed_retention else '']) }}
   {%- endif -%}
   {%- set layout = auto_cdc.target_layout(cfg) -%}
   {%- set names = feed.columns + ['_change_type'] + feed.absent | map(attribute='name') | list + ['_run_id', '_committed_at'] -%}
   {%- set columns = auto_cdc.quoted_list(names) -%}
-  {%- set check = auto_cdc.fence_check_sql(arg_dict.fence) if arg_dict.get('fence') else 'true' -%}
+  {%- set check = auto_cdc.fence_check_sql(run.fence) if run.fence else 'true' -%}
   {%- set rows -%}
     select r.*,{% for column in feed.absent %} cast(null as {{ column.data_type }}) as {{ auto_cdc.quote_identifier(column.name) }},{% endfor %} {{ feed.run_id }} as _run_id, {{ cfg.now }} as _committed_at
-    from ({{ auto_cdc.spark_change_rows_sql(feed, arg_dict.target, arg_dict.changes, layout) }}) as r
+    from ({{ auto_cdc.spark_change_rows_sql(feed, run.target, run.changes, layout) }}) as r
     where {{ check }}
   {%- endset -%}
   {%- if not feed.unrecorded -%}
