@@ -111,7 +111,7 @@
 {%- endmacro %}
 
 
-{#- public/debezium.sql -#}
+{#- public/debezium/ (json.sql, ordering.sql, placeholders.sql, types.sql) -#}
 {% macro duckdb__debezium_json_sql(expr) -%}
   {{ return('cast(' ~ expr ~ ' as json)') }}
 {%- endmacro %}
