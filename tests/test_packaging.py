@@ -236,3 +236,46 @@ def test_the_docs_change_feed_consumer_is_the_example_projects_model() -> None:
     code = "\n".join(line for line in model.splitlines() if not line.startswith("--"))
     assert re.sub(r"\s+", "", shown) == re.sub(r"\s+", "", code)
 
+
+# The manual's pages and the top-level documents whose relative links must resolve.
+LINKED_DOCUMENTS = ["README.md", "CONTRIBUTING.md", "BENCHMARKS.md", "CHANGELOG.md", "RELEASE.md", "docs/*.md"]
+
+
+def _github_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a document's headings: lowercase, punctuation but `-` and `_`
+    dropped, spaces to `-`; a repeated heading gets `-1`, `-2`, ..."""
+    anchors: set[str] = set()
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M), re.M):
+        anchor = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        unique, n = anchor, 0
+        while unique in anchors:
+            n += 1
+            unique = f"{anchor}-{n}"
+        anchors.add(unique)
+    return anchors
+
+
+def _relative_links(text: str) -> list[str]:
+    """Every link target of a Markdown text that is not a URL, outside code."""
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    prose = re.sub(r"`[^`]*`", "code", prose)
+    targets = re.findall(r"\]\(([^)\s]+)\)", prose)
+    return [target for target in targets if not re.match(r"[a-z][a-z+.-]*:", target)]
+
+
+def test_docs_links_resolve() -> None:
+    """Every relative link in the README, the manual (docs/) and the other top-level documents
+    names a file that exists and, with `#anchor`, a heading of that file."""
+    documents = sorted({path for pattern in LINKED_DOCUMENTS for path in ROOT.glob(pattern)})
+    assert ROOT / "docs" / "README.md" in documents and len(documents) > 10
+    broken = []
+    for document in documents:
+        for target in _relative_links(document.read_text()):
+            path, _, anchor = target.partition("#")
+            linked = (document.parent / path).resolve() if path else document
+            where = f"{document.relative_to(ROOT)}: ({target})"
+            if not linked.exists():
+                broken.append(f"{where}: no such file")
+            elif anchor and (linked.is_dir() or anchor not in _github_anchors(linked.read_text())):
+                broken.append(f"{where}: no heading #{anchor} there")
+    assert not broken, "\n".join(broken)
