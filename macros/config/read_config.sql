@@ -3,7 +3,7 @@
     reads and none changes. Every problem is collected and raised once, before anything is written. -#}
 
 {% macro read_cdc_config(source, seq_type, versions=none, flows=[]) -%}
-  {#- Returns the validated settings of an `auto_cdc` model as a dict (see README, "Configuration").
+  {#- Returns the validated settings of an `auto_cdc` model as a dict (see docs/configuration.md).
       `source`: the model query's columns, from query_columns(). `seq_type`: the composite type of
       the sequence (state_relations().seq_type). `versions`: for auto_cdc_from_snapshot, its
       snapshot_version_source(); the snapshot version is then the sequence, and the configs that
@@ -165,7 +165,7 @@
       running untested. -#}
   {%- for feature in auto_cdc.capabilities().untested_features if used.get(feature) -%}
     {%- set value = " '" ~ config.get('file_format') ~ "'" if feature == 'file_format' else '' -%}
-    {%- do errors.append("`" ~ feature ~ "`" ~ value ~ " is not supported on " ~ adapter.type() ~ " yet (it is not tested there; README, \"Spark\"): leave it out of this model's config.") -%}
+    {%- do errors.append("`" ~ feature ~ "`" ~ value ~ " is not supported on " ~ adapter.type() ~ " yet (it is not tested there; docs/spark.md): leave it out of this model's config.") -%}
   {%- endfor -%}
 {%- endmacro %}
 
