@@ -1,4 +1,4 @@
-"""dbt-duckdb plugin for `snapshot_version_function` (README, "Python snapshot versions").
+"""dbt-duckdb plugin for `snapshot_version_function` (docs/snapshots.md, "Python snapshot versions").
 
 Enable it in profiles.yml::
 

@@ -1,5 +1,5 @@
-"""A local Spark 3.5 session with Iceberg tables, for dbt-spark's `session` method (README,
-"Spark (Iceberg tables)"): the profile, run from the dbt project's directory::
+"""A local Spark 3.5 session with Iceberg tables, for dbt-spark's `session` method
+(docs/spark.md): the profile, run from the dbt project's directory::
 
     python -m auto_cdc.spark > profiles.yml
 

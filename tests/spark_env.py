@@ -1,8 +1,8 @@
 """A local Spark 3.5 with Iceberg tables, for the Spark tier of the tests and the benchmark.
 
-The session's configuration is the one users get from `python -m auto_cdc.spark` (README,
-"Spark"), `auto_cdc.spark.session_parameters`, with two cores; this module adds what the test
-process needs around it. The session runs in dbt-spark's `session` mode, in the test process: one
+The session's configuration is the one users get from `python -m auto_cdc.spark`
+(docs/spark.md), `auto_cdc.spark.session_parameters`, with two cores; this module adds what the
+test process needs around it. The session runs in dbt-spark's `session` mode, in the test process: one
 JVM per process, which every dbt invocation and the tests' own reads share
 (SparkSession.getOrCreate). Its Hive metastore is an embedded Derby database, which allows one
 JVM per directory, so each process gets its own `home`.

@@ -1,5 +1,5 @@
 """The adapter surface: an adapter the package does not know, or whose answers need a hook it
-lacks, fails before anything is written, naming what to implement (README, "Another adapter").
+lacks, fails before anything is written, naming what to implement (docs/extending.md).
 
 An unknown adapter is played by the project itself: dbt's `dispatch:` search order puts the
 root project first, and its `<adapter>__capabilities` stands in for the adapter's answers."""

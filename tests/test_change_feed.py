@@ -43,12 +43,12 @@ from spec_data import (
 pytestmark = [pytest.mark.dbt_v2, pytest.mark.spark]  # on DuckDB under dbt v2 and on Spark too
 
 FEED = {"change_feed": True}
-# file_format: on Spark a dropped table of another format can leave its files behind (README, "Spark").
+# file_format: on Spark a dropped table of another format can leave its files behind (docs/spark.md).
 CONSUMER = (
     "{{ config(materialized='incremental', file_format='iceberg') }}\n"
     "select id, _change_type, _run_id from ({{ auto_cdc.changes(ref('dim')) }}) as c\n"
 )
-# The README's consumer ("Change feed"): the example project's model, as it is written there.
+# The consumer of docs/change-feed.md: the example project's model, as it is written there.
 USERS_PER_CITY = REPO_ROOT / "integration_tests" / "models" / "users_per_city.sql"
 
 
@@ -269,7 +269,7 @@ def test_bitemporal_changes_replay_spec_7_6_in_four_runs(project: CdcProject) ->
 
 
 def test_the_readme_consumer_keeps_one_exact_row_per_city(project: CdcProject) -> None:
-    """The README's consumer, users_per_city, over two runs: one row per city, each the count
+    """The consumer of docs/change-feed.md, users_per_city, over two runs: one row per city, each the count
     the table has. A city the second run changes is updated in place: dbt-spark's default
     incremental strategy (append) ignores unique_key and would add a second row for it."""
     project.create_table("users_cdf", USERS_COLUMNS)

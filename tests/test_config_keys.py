@@ -30,7 +30,7 @@ def test_config_key_typo_fails_with_did_you_mean(project: CdcProject, typo: str)
     fails(project, f"`{key}`", f"did you mean `{meant}`?")
 
 
-# Names further than two edits from a config, one of each shape the rule catches (README,
+# Names further than two edits from a config, one of each shape the rule catches (docs/configuration.md,
 # "Configuration reference"), SPEC 6.1's examples among them.
 WORD_TYPOS = {
     "track_history_except_column": "track_history_except_column_list",  # a word dropped
@@ -119,8 +119,8 @@ def test_other_packages_and_dbt_configs_keep_working(project: CdcProject) -> Non
 
 
 def test_dbt_configs_that_do_not_apply_are_named_and_unlogged_fails(project: CdcProject) -> None:
-    """Every dbt config an auto_cdc model cannot apply is named in one warning (README, "dbt's
-    own configs"); `unlogged`, which a crash would empty behind its state's back, fails."""
+    """Every dbt config an auto_cdc model cannot apply is named in one warning (docs/configuration.md,
+    "dbt's own configs"); `unlogged`, which a crash would empty behind its state's back, fails."""
     project.create_table("events", EVENTS)
     layout = {"partition_by": ["name"], "location_root": "/tmp/elsewhere"} if project.adapter == "spark" else {}
     indexes = {} if project.adapter == "postgres" else {"indexes": [{"columns": ["name"]}]}

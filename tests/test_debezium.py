@@ -20,7 +20,7 @@ from harness import REPO_ROOT, CdcProject, derived_name
 
 pytestmark = pytest.mark.dbt_v2  # under dbt v2 too
 
-# The README's ready-made configs ("From Debezium").
+# The ready-made configs of docs/debezium.md.
 SCD1: dict[str, Any] = {
     "keys": ["id"],
     "sequence_by": "_dbz_sequence",
@@ -509,11 +509,10 @@ def test_spark_refuses_the_macro_before_writing(project: CdcProject) -> None:
 
 
 def test_the_readmes_sample_records_apply(project: CdcProject) -> None:
-    """README, "From Debezium": its sample record of each connector, landed as it says (the
-    value's top-level fields as columns), through its model gives the row the record's `after`
-    holds, decoded."""
-    readme = (REPO_ROOT / "README.md").read_text()
-    section = readme[readme.index("## From Debezium") : readme.index("## Semantics in plain words")]
+    """docs/debezium.md (once the README's "From Debezium"): its sample record of each
+    connector, landed as it says (the value's top-level fields as columns), through its model
+    gives the row the record's `after` holds, decoded."""
+    section = (REPO_ROOT / "docs" / "debezium.md").read_text()
     columns = re.search(r"columns=(\{[^}]*\})", section)[1]
     samples = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", section, re.S)]
     connectors = [sample["source"]["connector"] for sample in samples]

@@ -256,7 +256,7 @@ def test_a_real_debezium_feed_shuffled_into_batches_equals_its_source(
 
 
 def test_the_feed_has_what_the_macros_handle(feed: tuple[Capture, dict[str, list[tuple[Any, ...]]]]) -> None:
-    """What the feed really holds, as the README says: the placeholder for unchanged TOASTed
+    """What the feed really holds, as docs/debezium.md says: the placeholder for unchanged TOASTed
     values, a key change as a delete and a create at one LSN, a truncate in the envelope feed and
     none in the flattened one (ExtractNewRecordState drops it), LSNs that do not follow commit
     order, and a NULL first element of `source.sequence` in the snapshot's rows."""

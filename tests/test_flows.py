@@ -1,4 +1,4 @@
-"""Several flows into one target (README, "Flows"): a snapshot flow (a dump loaded once, or a
+"""Several flows into one target (docs/flows.md): a snapshot flow (a dump loaded once, or a
 series of snapshots) plus change feeds into SCD1, several change feeds into SCD1 and SCD2, each
 flow read from its own checkpoint; checked against the reference model on the merged ordering
 domain, in one run and split, and every flow rule violated once."""

@@ -254,7 +254,8 @@ def test_a_second_run_on_a_held_duckdb_file_fails_before_anything_runs(project: 
     any model starts, so nothing of the package runs: DuckDB's "Could not set lock on file" (with
     dbt-duckdb 1.11 on DuckDB 2.0, a Python traceback after it). It read and wrote nothing; the
     first run is unaffected. With dbt-duckdb's `retries: {connect_attempts: ...}` in the profile the
-    second run waits for the file instead, then applies what is left (README, "Concurrent runs")."""
+    second run waits for the file instead, then applies what is left (docs/operations.md,
+    "Guarantees", "Concurrent runs")."""
     gate = tmp_path / "gate"
     os.mkfifo(gate)
     project.create_table("events", V_EVENTS)

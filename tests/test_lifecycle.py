@@ -167,7 +167,7 @@ def _public_macro_models(project: CdcProject) -> list[str]:
     project.write("models/public_macros.yml", PUBLIC_MACROS_YML.format(tables=", ".join(f"name: {t}" for t in tables)))
     scd2 = {**CONFIG, "stored_as_scd_type": 2, "change_feed": True}
     project.model("dim", "select * from {{ source('raw', 'events') }}", **scd2)
-    # file_format: on Spark a dropped table of another format can leave its files behind (README, "Spark").
+    # file_format: on Spark a dropped table of another format can leave its files behind (docs/spark.md).
     project.write(
         "models/dim_as_of.sql",
         "{{ config(materialized='table', file_format='iceberg') }}\n"

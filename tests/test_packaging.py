@@ -170,64 +170,112 @@ def _table_rows(text: str, heading: str) -> list[list[str]]:
     return [[cell.strip() for cell in row.split("|")] for row in rows[2:]]
 
 
-def test_the_readme_documents_every_config_of_the_field_table(tmp_path: Path) -> None:
-    """Each config is described once, in the field table; the README's tables follow it: the
-    reference table lists every auto_cdc config with its default, the snapshot section names
-    every snapshot config, and the table of changes between runs says for every recorded config
-    whether a change fails, as the field table does. A new config missing from any of them fails."""
+def test_the_docs_document_every_config_of_the_field_table(tmp_path: Path) -> None:
+    """Each config is described once, in the field table; the manual's tables follow it: the
+    reference table of docs/configuration.md lists every auto_cdc config with its default,
+    docs/snapshots.md names every snapshot config, and the table of changes between runs
+    (docs/configuration.md) says for every recorded config whether a change fails, as the field
+    table does. A new config missing from any of them fails."""
     fields = _config_fields(tmp_path)
-    readme = (ROOT / "README.md").read_text()
+    configuration = (ROOT / "docs" / "configuration.md").read_text()
     for name, field in fields.items():
         assert "recorded" in field, f"{name}: say how the run history records it (or none)"
         if field["recorded"]:
             assert {"blocks", "effect"} & set(field.get("change") or {}), f"{name}: say what a change between runs does"
 
-    reference = {re.search(r"`(\w+)`", row[0])[1]: row[1] for row in _table_rows(readme, "## Configuration reference")}
+    reference_rows = _table_rows(configuration, "# Configuration reference")
+    reference = {re.search(r"`(\w+)`", row[0])[1]: row[1] for row in reference_rows}
     assert set(reference) == {name for name, field in fields.items() if field["for"] in ("both", "auto_cdc")}
     for name, default in reference.items():
         expected = fields[name]["default"]
         if expected is None:
-            assert not re.match(r"`[^`]+`", default), f"{name}: the README gives a default, the field table none"
+            assert not re.match(r"`[^`]+`", default), (
+                f"{name}: docs/configuration.md gives a default, the field table none"
+            )
         else:
             literal = f"'{expected}'" if isinstance(expected, str) else json.dumps(expected)
-            assert default.startswith(f"`{literal}`"), f"{name}: README default {default!r}, field table {literal}"
+            assert default.startswith(f"`{literal}`"), (
+                f"{name}: docs/configuration.md default {default!r}, field table {literal}"
+            )
 
-    snapshots = readme[readme.index("## `auto_cdc_from_snapshot`") : readme.index("## Flows")]
+    snapshots = (ROOT / "docs" / "snapshots.md").read_text()
     for name, field in fields.items():
         if field["for"] in ("both", "snapshot"):
-            assert f"`{name}" in snapshots, f"{name}: not in the README's auto_cdc_from_snapshot section"
+            assert f"`{name}" in snapshots, f"{name}: not in docs/snapshots.md"
 
     changes = {}
-    for row in _table_rows(readme, "### Configuration changes between runs"):
+    for row in _table_rows(configuration, "## Configuration changes between runs"):
         for name in re.findall(r"`(\w+)`", row[0]):
             changes[name] = row[1]
     for name, field in fields.items():
-        assert name in changes, f"{name}: not in the README's table of configuration changes"
+        assert name in changes, f"{name}: not in docs/configuration.md's table of configuration changes"
         blocks = bool((field.get("change") or {}).get("blocks"))
         assert (changes[name] == "fails") == blocks, (
-            f"{name}: README says {changes[name]!r}, the field table blocks={blocks}"
+            f"{name}: docs/configuration.md says {changes[name]!r}, the field table blocks={blocks}"
         )
 
 
-def test_the_readme_names_every_adapter_hook() -> None:
-    """README, "Another adapter", lists every macro the package dispatches: a new hook missing
-    from it fails here, so the next adapter's author sees every macro they may have to write."""
+def test_the_docs_name_every_adapter_hook() -> None:
+    """docs/extending.md ("Another adapter") lists every macro the package dispatches: a new hook
+    missing from it fails here, so the next adapter's author sees every macro they may have to write."""
     hooks: set[str] = set()
     for path in (ROOT / "macros").rglob("*.sql"):
         hooks |= set(re.findall(r"adapter\.dispatch\('(\w+)', 'auto_cdc'\)", path.read_text()))
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Another adapter") : readme.index("## Performance")]
+    section = (ROOT / "docs" / "extending.md").read_text()
     assert "capabilities" in hooks
     missing = sorted(hook for hook in hooks if f"`{hook}`" not in section and f"__{hook}()`" not in section)
-    assert not missing, f"not in the README's 'Another adapter': {missing}"
+    assert not missing, f"not in docs/extending.md: {missing}"
 
 
-def test_the_readme_change_feed_consumer_is_the_example_projects_model() -> None:
-    """README, "Change feed", shows integration_tests/models/users_per_city.sql (which
+def test_the_docs_change_feed_consumer_is_the_example_projects_model() -> None:
+    """docs/change-feed.md shows integration_tests/models/users_per_city.sql (which
     test_change_feed.py runs on every adapter), but for its comments and layout."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Change feed") :]
+    section = (ROOT / "docs" / "change-feed.md").read_text()
     shown = re.search(r"```sql\n(.*?)```", section, re.S)[1]
     model = (ROOT / "integration_tests" / "models" / "users_per_city.sql").read_text()
     code = "\n".join(line for line in model.splitlines() if not line.startswith("--"))
     assert re.sub(r"\s+", "", shown) == re.sub(r"\s+", "", code)
+
+
+# The manual's pages and the top-level documents whose relative links must resolve.
+LINKED_DOCUMENTS = ["README.md", "CONTRIBUTING.md", "BENCHMARKS.md", "CHANGELOG.md", "RELEASE.md", "docs/*.md"]
+
+
+def _github_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a document's headings: lowercase, punctuation but `-` and `_`
+    dropped, spaces to `-`; a repeated heading gets `-1`, `-2`, ..."""
+    anchors: set[str] = set()
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M), re.M):
+        anchor = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        unique, n = anchor, 0
+        while unique in anchors:
+            n += 1
+            unique = f"{anchor}-{n}"
+        anchors.add(unique)
+    return anchors
+
+
+def _relative_links(text: str) -> list[str]:
+    """Every link target of a Markdown text that is not a URL, outside code."""
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    prose = re.sub(r"`[^`]*`", "code", prose)
+    targets = re.findall(r"\]\(([^)\s]+)\)", prose)
+    return [target for target in targets if not re.match(r"[a-z][a-z+.-]*:", target)]
+
+
+def test_docs_links_resolve() -> None:
+    """Every relative link in the README, the manual (docs/) and the other top-level documents
+    names a file that exists and, with `#anchor`, a heading of that file."""
+    documents = sorted({path for pattern in LINKED_DOCUMENTS for path in ROOT.glob(pattern)})
+    assert ROOT / "docs" / "README.md" in documents and len(documents) > 10
+    broken = []
+    for document in documents:
+        for target in _relative_links(document.read_text()):
+            path, _, anchor = target.partition("#")
+            linked = (document.parent / path).resolve() if path else document
+            where = f"{document.relative_to(ROOT)}: ({target})"
+            if not linked.exists():
+                broken.append(f"{where}: no such file")
+            elif anchor and (linked.is_dir() or anchor not in _github_anchors(linked.read_text())):
+                broken.append(f"{where}: no heading #{anchor} there")
+    assert not broken, "\n".join(broken)

@@ -1,4 +1,4 @@
-"""Unit tests of the dbt-duckdb plugin `auto_cdc.plugin` (README, "Python snapshot versions").
+"""Unit tests of the dbt-duckdb plugin `auto_cdc.plugin` (docs/snapshots.md, "Python snapshot versions").
 
 Everything runs on real in-memory DuckDB connections. User modules are written into tmp_path
 under unique names; sys.path, sys.modules and the working directory are restored after each test.

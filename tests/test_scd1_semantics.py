@@ -489,7 +489,7 @@ def test_quoted_mixed_case_columns(project: CdcProject) -> None:
 
 def test_config_from_yaml_meta_and_dbt_project(project: CdcProject) -> None:
     """Configs in a properties file and dbt_project.yml, at the top level and under `meta`; under
-    dbt v2, which takes a package's configs only under `meta`, all of them there (README,
+    dbt v2, which takes a package's configs only under `meta`, all of them there (docs/configuration.md,
     "Configuration reference"), dbt's own on_schema_change still at the top level."""
     project.create_table("events", CITY_EVENTS)
     (project.path / "models" / "dim.sql").write_text("{{ config(materialized='auto_cdc') }}\n" + MODEL + "\n")

@@ -338,7 +338,7 @@ def test_new_source_column_is_appended_without_new_versions(project: CdcProject)
         [(1, "Oaxaca", 0, None, "68000"), (2, "Monterrey", 0, None, None), (3, "Tijuana", 0, None, None)]
     )
     # Once the column exists, a snapshot's NULL is a value like any other: key 2 changes from
-    # NULL to "64000" at version 2 and opens a version (README, "Snapshot semantics").
+    # NULL to "64000" at version 2 and opens a version (docs/snapshots.md, "Snapshot semantics").
     project.replace_rows("source", [(1, "Oaxaca", "68000"), (2, "Monterrey", "64000"), (3, "Tijuana", None)])
     project.run()
     assert project.rows("users") == sort_rows(

@@ -1,4 +1,4 @@
-"""What is Spark's own (README, "Spark"): no transactions, so a run stopped between any two of its
+"""What is Spark's own (docs/spark.md): no transactions, so a run stopped between any two of its
 writes leaves tables that the next run brings to what an uninterrupted run gives; the tables are
 Iceberg tables; and the test set-up's Jackson shim. SPEC 7.1-7.5 and the configurations run on
 Spark through the tests marked `spark` in the other modules."""
@@ -162,7 +162,7 @@ def test_a_run_killed_before_any_write_converges(project: CdcProject, scd_type: 
     assert project.rows("users") == EXPECTED[scd_type]
 
 
-# With a change feed the run's changes are written first, before the target (README, "Spark").
+# With a change feed the run's changes are written first, before the target (docs/spark.md).
 FEED_WRITES = ["into {s}.users__cdc_changes", TARGET, STATE, RUNS]
 CONSUMER = (
     "{{ config(materialized='incremental', file_format='iceberg') }}\n"
@@ -400,7 +400,7 @@ select * from values
     (124, 'Raul', 'Oaxaca', 'INSERT', 1), (123, 'Isabel', 'Monterrey', 'INSERT', 1), (123, null, null, 'DELETE', 2)
     as events(userId, name, city, operation, sequenceNum)
 """
-# The profile's values that name this machine's files: the README shows them shortened.
+# The profile's values that name this machine's files: docs/spark.md shows them shortened.
 PATH_PARAMETERS = (
     "spark.jars",
     "spark.sql.warehouse.dir",
@@ -409,19 +409,19 @@ PATH_PARAMETERS = (
 )
 
 
-def _readme_block(section: str, language: str) -> str:
-    readme = (REPO_ROOT / "README.md").read_text()
-    start = readme.index(f"## {section}")
-    return re.search(rf"```{language}\n(.*?)```", readme[start : readme.index("\n## ", start + 1)], re.S)[1]
+def _docs_block(page: str, language: str) -> str:
+    """The first ```language block of a page of the manual (docs/)."""
+    return re.search(rf"```{language}\n(.*?)```", (REPO_ROOT / "docs" / page).read_text(), re.S)[1]
 
 
 @pytest.mark.spark_packages
 def test_the_readmes_local_spark_runs_a_fresh_project(tmp_path: Path) -> None:
-    """README, "Spark": in a new dbt project, the documented commands, as written there, build an
-    auto_cdc model as Iceberg tables in one `dbt run` of its own (its own JVM, metastore and
-    warehouse), and the profile they write is the one the README shows. The profile the README
-    showed before this lacked the embedded metastore's settings and the Jackson shim: its first
-    Iceberg CREATE TABLE waited on Hive lock tables for 4 minutes, then failed to find its lock."""
+    """docs/spark.md (once the README's "Spark"): in a new dbt project, the documented commands, as
+    written there, build an auto_cdc model as Iceberg tables in one `dbt run` of its own (its own
+    JVM, metastore and warehouse), and the profile they write is the one the page shows. The
+    profile the README showed before this lacked the embedded metastore's settings and the
+    Jackson shim: its first Iceberg CREATE TABLE waited on Hive lock tables for 4 minutes, then
+    failed to find its lock."""
     project = tmp_path / "my_project"
     (project / "models").mkdir(parents=True)
     (project / "dbt_project.yml").write_text("name: my_project\nprofile: my_project\nconfig-version: 2\n")
@@ -439,11 +439,11 @@ def test_the_readmes_local_spark_runs_a_fresh_project(tmp_path: Path) -> None:
         return time.monotonic() - started
 
     shell("dbt deps")
-    seconds = shell(_readme_block("Spark (Iceberg tables)", "bash"))
-    assert seconds < 150, f"the README's commands took {seconds:.0f} s"
+    seconds = shell(_docs_block("spark.md", "bash"))
+    assert seconds < 150, f"docs/spark.md's commands took {seconds:.0f} s"
 
     written = yaml.safe_load((project / "profiles.yml").read_text())
-    shown = yaml.safe_load(_readme_block("Spark (Iceberg tables)", "yaml"))
+    shown = yaml.safe_load(_docs_block("spark.md", "yaml"))
     parameters = written["my_project"]["outputs"]["spark"].pop("server_side_parameters")
     shown_parameters = shown["my_project"]["outputs"]["spark"].pop("server_side_parameters")
     assert written == shown

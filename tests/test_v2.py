@@ -1,4 +1,4 @@
-"""What is dbt v2's own (README, "dbt v2"): configs only under `meta`, no Python version
+"""What is dbt v2's own (docs/dbt-v2.md): configs only under `meta`, no Python version
 function, working tables that a failed run may leave and the next run replaces, and tables a
 model built under dbt-core that it continues under v2 (and back). The SPEC, the semantics,
 snapshots, flows, the change feed and the lifecycle run under v2 through the tests marked

@@ -1,4 +1,4 @@
--- Backfill plus live feed (README, "Flows"): a dump at version 4 loaded once, then the SPEC 7.1
+-- Backfill plus live feed (docs/flows.md): a dump at version 4 loaded once, then the SPEC 7.1
 -- change feed. Events older than the dump lose to it (126 Lily, absent from the dump, is
 -- deleted at 4); newer ones win (123's update and delete, 125 restored as Guadalajara).
 {{ config(

@@ -1,8 +1,7 @@
 {#- What an adapter can do, answered in one place per adapter (`<adapter>__capabilities`, in
     this folder), and the gate an adapter the package does not know stops at. Later stages ask
     `auto_cdc.capabilities()`, never the adapter's name; the defaults of the dispatched hooks
-    follow these answers and raise where an answer needs an adapter's own hook (README,
-    "Another adapter"). -#}
+    follow these answers and raise where an answer needs an adapter's own hook (docs/extending.md). -#}
 
 {% macro capabilities() -%}
   {{ return(adapter.dispatch('capabilities', 'auto_cdc')()) }}
@@ -32,7 +31,7 @@
   {%- do exceptions.raise_compiler_error(
         auto_cdc._gate_prefix() ~ "auto_cdc does not know the adapter '" ~ adapter.type()
         ~ "' (it runs on duckdb, postgres and spark); nothing was written. To add it, define `"
-        ~ adapter.type() ~ "__capabilities()` returning a dict with these keys (README, \"Another adapter\"):\n  - "
+        ~ adapter.type() ~ "__capabilities()` returning a dict with these keys (docs/extending.md):\n  - "
         ~ auto_cdc._capability_lines() ~ "\nthen the hooks those answers ask for, and run the test suite against it.") -%}
 {%- endmacro %}
 
@@ -73,7 +72,7 @@
   {#- The default of a hook whose behaviour an adapter's answer leaves to the adapter. -#}
   {%- do exceptions.raise_compiler_error(
         auto_cdc._gate_prefix() ~ "adapter '" ~ adapter.type() ~ "' answers " ~ answer
-        ~ " in its capabilities, so it needs its own `" ~ adapter.type() ~ "__" ~ hook ~ "` (README, \"Another adapter\"); nothing was written.") -%}
+        ~ " in its capabilities, so it needs its own `" ~ adapter.type() ~ "__" ~ hook ~ "` (docs/extending.md); nothing was written.") -%}
 {%- endmacro %}
 
 

@@ -39,13 +39,13 @@
     {%- endif -%}
   {%- endfor -%}
   {%- if not_applied -%}
-    {%- do auto_cdc.model_warning(model.name, "dbt's " ~ not_applied | join('; ') ~ '. README, "dbt\'s own configs", lists which apply.') -%}
+    {%- do auto_cdc.model_warning(model.name, "dbt's " ~ not_applied | join('; ') ~ '. docs/configuration.md, "dbt\'s own configs", lists which apply.') -%}
   {%- endif -%}
 {%- endmacro %}
 
 
 {% macro _check_dbt_config(key, not_applied, errors) -%}
-  {#- One of dbt's own configs set on the model (README, "dbt's own configs"): those an auto_cdc
+  {#- One of dbt's own configs set on the model (docs/configuration.md, "dbt's own configs"): those an auto_cdc
       model cannot apply are named in one warning (`not_applied`), never ignored silently; one
       that would lose rows fails (`errors`). The rest apply as dbt applies them. -#}
   {%- set value = config.get(key) -%}
@@ -109,8 +109,8 @@
 
 
 {% macro _near_miss(key, names) -%}
-  {#- The name in `names` that `key` was probably meant as, or none (README, "Configuration
-      reference": what counts as a typo). First by letters: equal ignoring case, `_`, `-` and a
+  {#- The name in `names` that `key` was probably meant as, or none (docs/configuration.md,
+      "Configuration reference": what counts as a typo). First by letters: equal ignoring case, `_`, `-` and a
       plural `s`, or one edit away (two for long names; swapping neighbours is one). Then by
       words (_near_miss_by_words). dbt's own configs are never a typo of ours. -#}
   {%- if key in auto_cdc.dbt_config_names() -%}{{ return(none) }}{%- endif -%}

@@ -4,8 +4,8 @@
     shape events on snapshot models. -#}
 
 {% macro config_fields() -%}
-  {#- Every config the two materializations read, written once (README, "Configuration
-      reference"): {name: {'type', 'default', 'for': 'both' | 'auto_cdc' | 'snapshot', ...}}.
+  {#- Every config the two materializations read, written once (docs/configuration.md,
+      "Configuration reference"): {name: {'type', 'default', 'for': 'both' | 'auto_cdc' | 'snapshot', ...}}.
       'auto_cdc': only auto_cdc reads it (it shapes events, which snapshot comparison derives).
       The order is kept: typo hints try names in it, and snapshot models reject the auto_cdc-only
       configs in it. `message` is the error of a value the type rejects ('{value}': the value);

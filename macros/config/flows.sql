@@ -1,4 +1,4 @@
-{#- Stage 1, configuration: the flows of a model that reads several sources (README, "Flows").
+{#- Stage 1, configuration: the flows of a model that reads several sources (docs/flows.md).
     In: the compiled model (its auto_cdc.flow() calls), each flow's columns and the resolved
     configuration. Out: the flows, with the columns they share, checked against every rule of a
     combined target before anything is read; or [] for a model with one query. -#}

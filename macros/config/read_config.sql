@@ -3,7 +3,7 @@
     reads and none changes. Every problem is collected and raised once, before anything is written. -#}
 
 {% macro read_cdc_config(source, versions=none, flows=[]) -%}
-  {#- Returns the validated settings of an `auto_cdc` model as a dict (see README, "Configuration").
+  {#- Returns the validated settings of an `auto_cdc` model as a dict (see docs/configuration.md).
       `source`: the model query's columns, from query_columns(): what the configuration is
       resolved against, so cfg keeps their names (`source_columns`) and those compared as text
       (`compared_as_text`), as it keeps each flow's columns. The run's own facts (its clock, its
@@ -165,7 +165,7 @@
       running untested. -#}
   {%- for feature in auto_cdc.capabilities().untested_features if used.get(feature) -%}
     {%- set value = " '" ~ config.get('file_format') ~ "'" if feature == 'file_format' else '' -%}
-    {%- do errors.append("`" ~ feature ~ "`" ~ value ~ " is not supported on " ~ adapter.type() ~ " yet (it is not tested there; README, \"Spark\"): leave it out of this model's config.") -%}
+    {%- do errors.append("`" ~ feature ~ "`" ~ value ~ " is not supported on " ~ adapter.type() ~ " yet (it is not tested there; docs/spark.md): leave it out of this model's config.") -%}
   {%- endfor -%}
 {%- endmacro %}
 

@@ -2,7 +2,7 @@
     model's config. Out: {'way', 'value', 'config'}, read before the model query can run. -#}
 
 {% macro snapshot_version_source() -%}
-  {#- auto_cdc_from_snapshot: how versions are named (README, "Version selection"), as
+  {#- auto_cdc_from_snapshot: how versions are named (docs/snapshots.md, "Version selection"), as
       {'way': 'run' | 'column' | 'query' | 'function', 'value': the config's value}. Read before
       the model query can run, because the query may read the version chosen. -#}
   {%- set given = [] -%}

@@ -1,4 +1,4 @@
-{#- Public: one flow of an auto_cdc model that reads several sources (README, "Flows"). In: the
+{#- Public: one flow of an auto_cdc model that reads several sources (docs/flows.md). In: the
     flow's name, its relation (or, as a call block, its query) and how it is read. Out: the
     flow's query behind a one-line header that the materialization reads (config/flows.sql);
     a model with flows is its flows, one after another, and nothing else. -#}

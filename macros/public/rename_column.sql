@@ -1,6 +1,6 @@
 {#- Public operation: rename a column of an auto_cdc or auto_cdc_from_snapshot model in every
     table of the model that holds it, so that the model can return it under the new name
-    without splitting it in two (README, "Renaming a column"). -#}
+    without splitting it in two (docs/configuration.md, "Renaming a column"). -#}
 
 {% macro rename_column(model, old, new) -%}
   {#- `dbt run-operation auto_cdc.rename_column --args '{model: users, old: full_name, new: name}'`:

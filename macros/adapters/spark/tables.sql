@@ -97,7 +97,7 @@
   {#- No transactions: the run history row, written last, is each run's commit point (the
       change feed's rows, written first, count from it: spark__change_feed_statements), and
       read_fence detects a concurrent run. Iceberg has no indexes (a MERGE prunes files only by
-      partition: each scans its table). Refused before anything is written (README, "Spark"):
+      partition: each scans its table). Refused before anything is written (docs/spark.md):
       a file_format other than iceberg (the concurrency check and the tombstone scan read
       Iceberg's metadata tables), and auto_cdc.debezium() (its JSON functions are not Spark's). -#}
   {{ return({
