@@ -1,4 +1,4 @@
-{#- materialized='auto_cdc': applies a feed of change events to a target table (see README).
+{#- materialized='auto_cdc': applies a feed of change events to a target table (see docs/semantics.md).
     This file only orchestrates, stage by stage; the SQL comes from the macros it calls. -#}
 
 {% materialization auto_cdc, default %}

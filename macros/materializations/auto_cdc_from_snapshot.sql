@@ -1,5 +1,5 @@
 {#- materialized='auto_cdc_from_snapshot': turns a series of full snapshots into an SCD type 1 or 2
-    table (see README). Snapshots are compared into change events at sequence = version, which
+    table (see docs/snapshots.md). Snapshots are compared into change events at sequence = version, which
     the same apply as auto_cdc writes. This file only orchestrates, stage by stage. -#}
 
 {% materialization auto_cdc_from_snapshot, default %}

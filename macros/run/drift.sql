@@ -6,7 +6,7 @@
 {% macro check_config_drift(now, last_run) -%}
   {#- The stored state was built under the configuration the last run recorded. A change the
       state cannot follow fails before anything is written; a change that only shapes future
-      events is applied and named in a warning (README, "Configuration changes between runs").
+      events is applied and named in a warning (docs/configuration.md, "Configuration changes between runs").
       `now`: the state_config of read_cdc_config(), or a part of it known earlier. A run whose
       configuration did not change compiles only this check (the first compile of a macro is
       most of a process's fixed cost). -#}

@@ -131,7 +131,7 @@
   {%- set rebuild = "`dbt run --full-refresh -s " ~ cfg.model_name ~ "` with the query returning the new name ("
       ~ ("it starts again from the current snapshot" if cfg.snapshot else "from the whole model query") ~ "), after which nothing is left to rename" -%}
   {%- set rename = "`dbt run-operation auto_cdc.rename_column --args '{model: " ~ cfg.model_name ~ ", old: <old name>, new: <new name>}'`" -%}
-  {#- rename_column renames in place only while the target lacks the new name (README, "Renaming a column"). -#}
+  {#- rename_column renames in place only while the target lacks the new name (docs/configuration.md, "Renaming a column"). -#}
   {%- do auto_cdc.model_warning(cfg.model_name, target ~ " has column(s) " ~ (unwritten | join(', '))
       ~ " that the model no longer writes (the query does not return them, or a column list leaves them out): they keep the"
       ~ " values last written, and rows inserted from now on (SCD2: new versions too) have NULL there."
