@@ -5,10 +5,10 @@
 {#- _util/sequence.sql -#}
 {% macro postgres__seq_value(parts, cfg) -%}
   {#- A composite type made for this model: PostgreSQL orders composites field by field. -#}
-  case when {{ parts[0] }} is not null then row({{ parts | join(', ') }})::{{ auto_cdc.postgres__sequence_type() }} end
+  case when {{ parts[0] }} is not null then row({{ parts | join(', ') }})::{{ auto_cdc._postgres_sequence_type() }} end
 {%- endmacro %}
 
-{% macro postgres__sequence_type() -%}
+{% macro _postgres_sequence_type() -%}
   {#- The model's composite sequence type, named after its target like its other tables. -#}
   {{ return(auto_cdc.state_relations(this).seq_type) }}
 {%- endmacro %}
@@ -21,11 +21,11 @@
   {%- for part in auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
     {%- do fields.append(auto_cdc.quote_identifier(cfg.sequence_fields[loop.index0]) ~ ' ' ~ types[part]) -%}
   {%- endfor -%}
-  create type {{ auto_cdc.postgres__sequence_type() }} as ({{ fields | join(', ') }})
+  create type {{ auto_cdc._postgres_sequence_type() }} as ({{ fields | join(', ') }})
 {%- endmacro %}
 
 {% macro postgres__drop_sequence_type_sql(cfg) -%}
-  drop type if exists {{ auto_cdc.postgres__sequence_type() }} cascade
+  drop type if exists {{ auto_cdc._postgres_sequence_type() }} cascade
 {%- endmacro %}
 
 
