@@ -33,24 +33,26 @@ def _copy_for_baseline(project: CdcProject, scd: int) -> None:
         project.execute(f"analyze {base}")
 
 
+def scd1_merge_sql(base: str, events: str, cols: list[str]) -> str:
+    """The hand-written SCD1 change: each key's newest event, merged into the target (the
+    baseline on every adapter, Spark's included)."""
+    ranked = f"select *, row_number() over (partition by id order by seq desc) as rn from {events}"
+    latest = f"select * from ({ranked}) as e where rn = 1"
+    return (
+        f"merge into {base} as t using ({latest}) as s on t.id = s.id "
+        "when matched and s.op = 'D' then delete "
+        f"when matched then update set {', '.join(f'{c} = s.{c}' for c in cols)} "
+        f"when not matched and s.op <> 'D' then insert (id, {', '.join(cols)}) "
+        f"values (s.id, {', '.join('s.' + c for c in cols)})"
+    )
+
+
 def scd1_against_baseline(project: CdcProject, server, w: Workload) -> Comparison:
     _prepared(project, server, w, 1)
     _copy_for_baseline(project, 1)
     load_batch(project, w)
     cols = w.written_columns()
-    events, base = project.relation("events"), project.relation("base")
-    ranked = f"select *, row_number() over (partition by id order by seq desc) as rn from {events}"
-    latest = f"select * from ({ranked}) as e where rn = 1"
-    baseline = timed_sql(
-        project,
-        [
-            f"merge into {base} as t using ({latest}) as s on t.id = s.id "
-            "when matched and s.op = 'D' then delete "
-            f"when matched then update set {', '.join(f'{c} = s.{c}' for c in cols)} "
-            f"when not matched and s.op <> 'D' then insert (id, {', '.join(cols)}) "
-            f"values (s.id, {', '.join('s.' + c for c in cols)})"
-        ],
-    )
+    baseline = timed_sql(project, [scd1_merge_sql(project.relation("base"), project.relation("events"), cols)])
     ours = dbt(project, server, "run", "-s", "dim")
     return Comparison(ours, baseline, same_table(project, "base", "dim"))
 

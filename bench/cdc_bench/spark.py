@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness import CdcProject
 
-from .baselines import same_table
+from .baselines import same_table, scd1_merge_sql
 from .measure import Comparison, spark_dbt, timed_statements
 from .report import Report
 from .workloads import Workload, load_batch, load_initial
@@ -35,17 +35,7 @@ def spark_against_merge(project: CdcProject, w: Workload) -> Comparison:
     project.execute(f"create table {base} {ICEBERG_MOR} as select * from {dim}")
     load_batch(project, w)
     cols = w.written_columns()
-    latest = (
-        f"select * from (select *, row_number() over (partition by id order by seq desc) as rn from {events}) as e"
-        " where rn = 1"
-    )
-    merge = (
-        f"merge into {base} as t using ({latest}) as s on t.id = s.id "
-        "when matched and s.op = 'D' then delete "
-        f"when matched then update set {', '.join(f'{c} = s.{c}' for c in cols)} "
-        f"when not matched and s.op <> 'D' then insert (id, {', '.join(cols)}) "
-        f"values (s.id, {', '.join('s.' + c for c in cols)})"
-    )
+    merge = scd1_merge_sql(base, events, cols)
     started = time.perf_counter()
     project.spark.session.sql(merge).collect()
     baseline = time.perf_counter() - started
