@@ -118,6 +118,15 @@
 {%- endmacro %}
 
 
+{% macro named_row(names, row) -%}
+  {#- A result row as {name: value}, `names` in the order of the query's select list, so a
+      reader names what it reads instead of counting positions. -#}
+  {%- set named = {} -%}
+  {%- for name in names -%}{%- do named.update({name: row[loop.index0]}) -%}{%- endfor -%}
+  {{ return(named) }}
+{%- endmacro %}
+
+
 {% macro row_count(relation) -%}
   {%- set query -%}select count(*) from {{ relation }}{%- endset -%}
   {{ return(run_query(query).rows[0][0]) }}

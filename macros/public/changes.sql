@@ -87,7 +87,7 @@
       (select coalesce(max(run_id), 0) + 1 from {{ runs }})
     ) as run_id
   )
-  select n.run_id,
+  select n.run_id as next_run_id,
          (select count(*) from {{ runs }} as r
           where r.run_id > {{ since }} and r.run_id < n.run_id
             and r.num_upserted_rows + r.num_deleted_rows = 0) as quiet_runs,
@@ -95,7 +95,7 @@
             select max(run_id) as run_id from {{ runs }}
             union all
             select max(_run_id) from {{ auto_cdc.recorded_changes_sql(feed, runs) }} as changes
-          ) as ids) as last_run
+          ) as ids) as last_run_id
   from next_change as n
 {%- endmacro %}
 
@@ -104,17 +104,17 @@
   {#- Fails an incremental consumer (warns a full read) whose next changes are not all there:
       reading on would silently leave them out. -#}
   {%- set runs = auto_cdc.state_relations(model_relation).runs -%}
-  {%- set row = run_query(auto_cdc.unseen_gap_sql(feed, runs, since or 0)).rows[0] -%}
-  {%- if since is not none and since > row[2] | int -%}
+  {%- set gap = auto_cdc.named_row(['next_run_id', 'quiet_runs', 'last_run_id'], run_query(auto_cdc.unseen_gap_sql(feed, runs, since or 0)).rows[0]) -%}
+  {%- if since is not none and since > gap.last_run_id | int -%}
     {#- The consumer has read further than the model has run: the model's tables were made anew
         (dropped, not rebuilt with --full-refresh), and its run ids started again. -#}
     {%- do exceptions.raise_compiler_error("auto_cdc.changes: model '" ~ model.name ~ "' last consumed run " ~ since ~ " of the change feed of '"
-        ~ model_relation.identifier ~ "', whose last run is " ~ (row[2] | int) ~ ": its tables were created anew, so run ids started again"
+        ~ model_relation.identifier ~ "', whose last run is " ~ (gap.last_run_id | int) ~ ": its tables were created anew, so run ids started again"
         ~ " and reading on would silently miss their changes. Rebuild it: `dbt run --full-refresh -s " ~ model.name ~ "`.") -%}
   {%- endif -%}
-  {%- set missing = (row[0] | int) - (since or 0) - 1 - (row[1] | int) -%}
+  {%- set missing = (gap.next_run_id | int) - (since or 0) - 1 - (gap.quiet_runs | int) -%}
   {%- if missing <= 0 -%}{{ return(none) }}{%- endif -%}
-  {%- set gone = "changes of run(s) " ~ ((since or 0) + 1) ~ " to " ~ (row[0] | int - 1) ~ " of '" ~ model_relation.identifier
+  {%- set gone = "changes of run(s) " ~ ((since or 0) + 1) ~ " to " ~ (gap.next_run_id | int - 1) ~ " of '" ~ model_relation.identifier
       ~ "' are not in " ~ feed ~ " (trimmed by `change_feed_retention`, or not recorded while `change_feed` was off or the change feed was recreated)" -%}
   {%- if since is not none -%}
     {%- do exceptions.raise_compiler_error("auto_cdc.changes: model '" ~ model.name ~ "' last consumed run " ~ since ~ " of the change feed of '"

@@ -10,10 +10,14 @@
 {%- endmacro %}
 
 
+{% macro recorded_metrics_columns() -%}
+  {{ return(['num_upserted_rows', 'num_deleted_rows', 'num_differing_redeliveries', 'differing_redelivery']) }}
+{%- endmacro %}
+
 {% macro recorded_metrics_sql(run) -%}
   {#- The metrics this run recorded in its row of the run history (record_run_sql), read back
       after its writes (apply_writes' result_sql). -#}
-  select num_upserted_rows, num_deleted_rows, num_differing_redeliveries, differing_redelivery from {{ run.runs }}
+  select {{ auto_cdc.recorded_metrics_columns() | join(', ') }} from {{ run.runs }}
   where invocation_id = {{ auto_cdc.string_literal(invocation_id) }} order by run_id desc limit 1
 {%- endmacro %}
 
@@ -22,8 +26,11 @@
       a full refresh replaces every row of the old target, so those count as deleted (with or
       without a change feed, which records them as deletes): metrics and change feed always
       agree. -#}
-  {%- if recorded[0][2] | int > 0 -%}{%- do auto_cdc.warn_differing_redeliveries(run.cfg, recorded[0][2] | int, recorded[0][3]) -%}{%- endif -%}
-  {{ return({'n_events': run.shape.n_events, 'num_upserted_rows': recorded[0][0] | int, 'num_deleted_rows': recorded[0][1] | int}) }}
+  {%- set metrics = auto_cdc.named_row(auto_cdc.recorded_metrics_columns(), recorded[0]) -%}
+  {%- if metrics.num_differing_redeliveries | int > 0 -%}
+    {%- do auto_cdc.warn_differing_redeliveries(run.cfg, metrics.num_differing_redeliveries | int, metrics.differing_redelivery) -%}
+  {%- endif -%}
+  {{ return({'n_events': run.shape.n_events, 'num_upserted_rows': metrics.num_upserted_rows | int, 'num_deleted_rows': metrics.num_deleted_rows | int}) }}
 {%- endmacro %}
 
 

@@ -41,16 +41,16 @@
         ~ " lacks the changes made since it was turned off; it records again from this run on."
         ~ " Consumers that read it before fail until rebuilt with `--full-refresh`.") -%}
   {%- endif -%}
-  {%- set recorded = run_query(auto_cdc.last_recorded_run_sql(existing.runs, found)).rows[0] -%}
-  {%- set run_id = recorded[0] | int + 1 + (1 if missed else 0) -%}
+  {%- set recorded = auto_cdc.named_row(['run_id', 'unrecorded_rows'], run_query(auto_cdc.last_recorded_run_sql(existing.runs, found)).rows[0]) -%}
+  {%- set run_id = recorded.run_id | int + 1 + (1 if missed else 0) -%}
   {#- Rows of a run that was not recorded: only where there are no transactions, after a run
       stopped between its change feed write and its run history row (spark__change_feed_statements). -#}
-  {%- set unrecorded = recorded[1] | int > 0 -%}
+  {%- set unrecorded = recorded.unrecorded_rows | int > 0 -%}
 
   {%- set columns = [] if found is none else auto_cdc.plain_columns(adapter.get_columns_in_relation(found)) -%}
   {%- if mode == 'rebuild' and found is not none -%}
     {%- if unrecorded -%}
-      {%- do statements.append('delete from ' ~ relation ~ ' where _run_id > ' ~ recorded[0]) -%}
+      {%- do statements.append('delete from ' ~ relation ~ ' where _run_id > ' ~ recorded.run_id) -%}
       {%- set unrecorded = false -%}
     {%- endif -%}
     {%- set old_target = auto_cdc.plain_columns(adapter.get_columns_in_relation(existing.target)) -%}
@@ -61,7 +61,7 @@
     {%- do statements.append(auto_cdc.record_replaced_rows_sql(relation, existing.target, old_names, auto_cdc.columns_rows_lack(columns, old_names), run_id, now)) -%}
   {%- endif -%}
   {{ return({'feed': {'relation': relation, 'existed': found is not none, 'run_id': run_id, 'columns': columns,
-                      'recorded_run_id': recorded[0] | int, 'unrecorded': unrecorded},
+                      'recorded_run_id': recorded.run_id | int, 'unrecorded': unrecorded},
              'statements': statements}) }}
 {%- endmacro %}
 
@@ -97,9 +97,9 @@
   )
   select r.run_id,
          {%- if feed is not none %}
-         (select count(*) from {{ feed }} where _run_id > r.run_id)
+         (select count(*) from {{ feed }} where _run_id > r.run_id) as unrecorded_rows
          {%- else %}
-         0
+         0 as unrecorded_rows
          {%- endif %}
   from recorded as r
 {%- endmacro %}

@@ -36,7 +36,7 @@
       (on_schema_change='ignore'), the columns ({name, data_type}) of the target and the state
       tables as the statements leave them (kind: target, state, runs, versions), for the stages
       that build on them before anything is written, and the ALTER statements. -#}
-  {%- set target, target_columns = tables[0][1], tables[0][2] -%}
+  {%- set kind, target, target_columns = tables[0] -%}
   {%- set target_names = target_columns | map(attribute='name') | map('lower') | list -%}
   {%- set built_as = '1' if '__start_at' not in target_names else ('bitemporal' if '__system_start_at' in target_names else '2') -%}
   {%- if built_as != cfg.scd_type -%}
