@@ -25,7 +25,7 @@
   {%- set columns = auto_cdc.quoted_list(names) -%}
   {%- set check = auto_cdc.fence_check_sql(run.fence) if run.fence else 'true' -%}
   {%- set rows -%}
-    select r.*,{% for column in feed.absent %} cast(null as {{ column.data_type }}) as {{ auto_cdc.quote_identifier(column.name) }},{% endfor %} {{ feed.run_id }} as _run_id, {{ cfg.now }} as _committed_at
+    select r.*,{% for column in feed.absent %} cast(null as {{ column.data_type }}) as {{ auto_cdc.quote_identifier(column.name) }},{% endfor %} {{ feed.run_id }} as _run_id, {{ run.now }} as _committed_at
     from ({{ auto_cdc.spark_change_rows_sql(feed, run.target, run.changes, layout) }}) as r
     where {{ check }}
   {%- endset -%}
