@@ -72,8 +72,8 @@ SPARK_TYPES = {
 }
 # Random cases per property test and adapter (34 tests, each case several dbt runs). Every run
 # draws new cases; raise it for a deeper search (e.g. AUTO_CDC_HYPOTHESIS_EXAMPLES=200
-# overnight). With 10 the suite takes 28 minutes on two cores (20 with 4), which leaves CI room
-# for the Spark tier to come.
+# overnight). With 10 the DuckDB and PostgreSQL property tests take 28 worker-minutes; CI
+# (.ci/run) draws 6 to stay within its budget (CONTRIBUTING.md, "The suite's clock").
 HYPOTHESIS_EXAMPLES = int(os.environ.get("AUTO_CDC_HYPOTHESIS_EXAMPLES", "10"))
 
 
