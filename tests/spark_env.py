@@ -34,8 +34,8 @@ def session_parameters(home: Path, cache_dir: Path) -> dict[str, str]:
     another test's tables. Spark keeps the classes it generates for 100 plans; beyond that it
     compiles them again, and the JVM compiles them again in turn: on 2026-12-06 the SCD2 and
     golden tests' Spark tier took 410 s with 10,000 instead of 488 s (CONTRIBUTING.md, "The
-    suite's clock"). A cache changes no result. (A user's `dbt run` is a JVM of its own; the
-    benchmark's repeated runs of a few models fit in the default.)"""
+    suite's clock"). A cache changes no result. (A user's `dbt run` is a JVM of its own. The
+    benchmark's Spark session, bench/cdc_bench/spark.py, is this one, measured since b47c53d.)"""
     parameters = spark.session_parameters(home, cache_dir, master="local[2]")
     parameters["spark.sql.codegen.cache.maxEntries"] = "10000"
     return parameters
