@@ -1,5 +1,6 @@
 """A pure-Python reference model of auto_cdc's semantics (SPEC 3.1-3.4: SCD types 1 and 2,
-bitemporal; SPEC 5.2: the events a series of snapshots stands for).
+bitemporal; SPEC 5.2: the events a series of snapshots stands for; SPEC 6.6: the same for
+snapshots scoped to groups).
 
 It is written from the SPEC as a function of the set of events, with no notion of runs or
 state: that the materialization, run in any split and arrival order, matches it is the
@@ -9,7 +10,7 @@ fundamental rule. Keep it obviously correct rather than fast.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -155,6 +156,25 @@ def snapshot_events(snapshots: Iterable[tuple[Any, Snapshot]], columns: Sequence
         events.extend(Event(key, version, "delete") for key in previous if key not in snapshot)
         previous = snapshot
     return events
+
+
+def scoped_snapshot_events(
+    snapshots: Iterable[tuple[Any, Snapshot]], columns: Sequence[str], group_of: Callable[[Any], Any]
+) -> list[Event]:
+    """SPEC 6.6: the change events a series of (version, snapshot) pairs stands for when each
+    snapshot is complete only for the groups it contains (`group_of(key)`, the `replace_using`
+    columns of a key). Each group is a series of its own: the versions whose snapshot has rows
+    of it, compared as SPEC 5.2 compares whole snapshots; a version without the group leaves it
+    alone. Keys are never shared between groups (the group columns are part of the key).
+    """
+    per_group: dict[Any, list[tuple[Any, Snapshot]]] = defaultdict(list)
+    for version, snapshot in snapshots:
+        parts: dict[Any, Snapshot] = defaultdict(dict)
+        for key, values in snapshot.items():
+            parts[group_of(key)][key] = values
+        for group, part in parts.items():
+            per_group[group].append((version, part))
+    return [event for series in per_group.values() for event in snapshot_events(series, columns)]
 
 
 def bitemporal(

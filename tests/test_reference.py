@@ -1,6 +1,6 @@
 """The reference model itself against the SPEC's worked examples and rules."""
 
-from reference import Event, scd1, scd2, sort_rows
+from reference import Event, as_rows, scd1, scd2, scoped_snapshot_events, snapshot_events, sort_rows
 from spec_data import SPEC_7_3, SPEC_7_4, USERS_CDF
 
 COLUMNS = ["name", "city"]
@@ -84,3 +84,34 @@ def test_scd2_partial_update_takes_the_preceding_value() -> None:
             (1, "b", "y", 3, None),
         ]
     )
+
+
+# SPEC 6.6: per-store inventory, key (store, item); each extract holds the stores it re-sends.
+STORE_1_DAY_1 = {(1, "nail"): {"name": 10, "city": None}, (1, "bolt"): {"name": 5, "city": None}}
+STORE_2_DAY_1 = {(2, "nail"): {"name": 7, "city": None}}
+STORE_1_DAY_2 = {(1, "nail"): {"name": 9, "city": None}}  # bolt sold out: deleted in store 1 only
+
+
+def _store(key: tuple[int, str]) -> int:
+    return key[0]
+
+
+def test_a_scoped_snapshot_leaves_the_groups_it_does_not_hold_alone() -> None:
+    series = [(1, {**STORE_1_DAY_1, **STORE_2_DAY_1}), (2, STORE_1_DAY_2)]
+    events = scoped_snapshot_events(series, COLUMNS, _store)
+    assert as_rows(scd1(events, COLUMNS), COLUMNS) == as_rows({**STORE_1_DAY_2, **STORE_2_DAY_1}, COLUMNS)
+    assert Event((1, "bolt"), 2, "delete") in events
+    assert not [e for e in events if e.key[0] == 2 and e.seq == 2]  # store 2 has no version 2
+
+
+def test_scoped_snapshots_of_one_group_are_whole_snapshots() -> None:
+    series = [(1, STORE_1_DAY_1), (2, STORE_1_DAY_2), (3, {})]
+    assert scoped_snapshot_events(series, COLUMNS, _store) == snapshot_events(series[:2], COLUMNS)
+    # An empty snapshot holds no group: it deletes nothing (a group with no rows is absent).
+
+
+def test_a_group_absent_for_a_version_is_compared_with_its_last_rows() -> None:
+    series = [(1, STORE_2_DAY_1), (2, STORE_1_DAY_1), (3, {(2, "nail"): {"name": 6, "city": None}})]
+    events = scoped_snapshot_events(series, COLUMNS, _store)
+    store_2 = sorted((e.key, e.seq, e.op) for e in events if e.key[0] == 2)
+    assert store_2 == [((2, "nail"), 1, "upsert"), ((2, "nail"), 3, "upsert")]
