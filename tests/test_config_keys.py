@@ -175,7 +175,9 @@ def test_invalid_snapshot_guard_configs_fail(project: CdcProject, config: str, v
     fails(project, f"`{config}`", model="users")
 
 
-@pytest.mark.parametrize(("config", "value"), [("max_delete_fraction", 0.2), ("allow_empty_snapshots", True)])
+@pytest.mark.parametrize(
+    ("config", "value"), [("max_delete_fraction", 0.2), ("allow_empty_snapshots", True), ("replace_using", ["id"])]
+)
 def test_snapshot_configs_on_auto_cdc_fail(project: CdcProject, config: str, value: Any) -> None:
     project.create_table("events", EVENTS)
     project.model("dim", MODEL, **CONFIG, **{config: value})

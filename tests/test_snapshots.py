@@ -413,6 +413,10 @@ def test_changed_version_type_fails(project: CdcProject) -> None:
         ({"stored_as_scd_type": "bitemporal"}, "1 or 2, not 'bitemporal'"),
         ({"snapshot_version_query": "select 1"}, "set at most one of snapshot_version_column, snapshot_version_query"),
         ({"keys": ["nope"]}, "`keys` names column 'nope'"),
+        ({"replace_using": ["city"]}, "`replace_using` names 'city', which is not one of `keys` (userId)"),
+        ({"replace_using": ["nope"]}, "`replace_using` names column 'nope'"),
+        ({"replace_using": []}, "`replace_using` names no column"),
+        ({"replace_using": ["userId"]}, "`replace_using` changed from not set to ['userid']"),
     ],
 )
 def test_invalid_config_fails_before_writing(project: CdcProject, extra: dict, message: str) -> None:

@@ -68,6 +68,8 @@
                                  'change': {'effect': 'the next versions come from the new query, compared with the processed ones'}},
       'snapshot_version_function': {'type': 'function', 'default': none, 'for': 'snapshot', 'recorded': 'resolved',
                                     'change': {'effect': 'the next versions come from the new function, compared with the processed ones'}},
+      'replace_using': {'type': 'columns', 'default': none, 'for': 'snapshot', 'recorded': 'resolved',
+                        'change': {'blocks': 'the processed versions are kept per group of the old columns and cannot be matched to the new groups'}},
       'max_delete_fraction': {'type': 'number', 'default': 0.5, 'for': 'snapshot', 'min': 0, 'max': 1, 'checked_on_both': true,
                               'message': "`max_delete_fraction` must be a number from 0 to 1 (1 turns the guard off), not '{value}'.",
                               'recorded': none},

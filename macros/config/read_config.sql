@@ -22,6 +22,7 @@
   {%- set scd_type = auto_cdc._read_scd_type(fields, values, snapshot, errors) -%}
   {%- do auto_cdc._reject_auto_cdc_configs(fields, snapshot, errors) -%}
   {%- set keys = auto_cdc._read_keys(values, source_columns, errors) -%}
+  {%- set replace_using = auto_cdc._read_replace_using(values, keys, source_columns, errors) if values.replace_using is not none else [] -%}
   {%- set sequence = auto_cdc._read_sequence(values, versions, keys, source_columns, errors) -%}
   {%- set events = auto_cdc._read_event_kinds(values, scd_type, errors) -%}
   {%- do auto_cdc._check_column_lists(values, scd_type, errors) -%}
@@ -59,6 +60,7 @@
       'model_name': model.name,
       'scd_type': scd_type,
       'key_columns': keys,
+      'replace_using': replace_using,
       'sequence_exprs': sequence.exprs,
       'sequence_columns': sequence.columns,
       'sequence_fields': sequence.fields,
@@ -87,7 +89,7 @@
       'change_feed_retention': change_feed.retention,
       'compared_as_text': source.compared_as_text,
       'source_columns': source_columns,
-      'state_config': auto_cdc.recorded_config(values, auto_cdc._resolved_records(keys, sequence.state, system.recorded, ctu_column, checkpoint_column), source_columns),
+      'state_config': auto_cdc.recorded_config(values, auto_cdc._resolved_records(keys, replace_using, sequence.state, system.recorded, ctu_column, checkpoint_column), source_columns),
   }) }}
 {%- endmacro %}
 
@@ -128,11 +130,28 @@
 {%- endmacro %}
 
 
-{% macro _resolved_records(keys, sequence_state, system_recorded, ctu_column, checkpoint_column) -%}
+{% macro _read_replace_using(values, keys, source_columns, errors) -%}
+  {#- auto_cdc_from_snapshot's groups (SPEC 6.6): some of the keys, spelled as the query spells
+      them. A group is the rows that share their values; a snapshot is complete for the groups it
+      holds. -#}
+  {%- set named = auto_cdc._resolve_columns('replace_using', auto_cdc._as_list(values.replace_using), source_columns, errors) -%}
+  {%- if not named -%}
+    {%- do errors.append("`replace_using` names no column: list the key columns that name a group (e.g. replace_using=['store_id']), or remove it.") -%}
+  {%- endif -%}
+  {%- for column in named if column not in keys -%}
+    {%- do errors.append("`replace_using` names '" ~ column ~ "', which is not one of `keys` (" ~ keys | join(', ')
+                         ~ "): a group is named by some of the key columns, so that each key belongs to one group.") -%}
+  {%- endfor -%}
+  {{ return(named) }}
+{%- endmacro %}
+
+
+{% macro _resolved_records(keys, replace_using, sequence_state, system_recorded, ctu_column, checkpoint_column) -%}
   {#- The recorded values (recorded_config) that come from resolving the configuration. -#}
   {%- set resolved = {
       'materialized': model.config.materialized,
       'keys': keys | map('lower') | sort | list,
+      'replace_using': replace_using | map('lower') | sort | list if replace_using else none,
       'system_sequence_by': system_recorded,
       'columns_to_update': ctu_column | lower if ctu_column else none,
       'checkpoint_column': checkpoint_column | lower if checkpoint_column else none,
