@@ -9,10 +9,11 @@
       events is applied and named in a warning (docs/configuration.md, "Configuration changes between runs").
       `now`: the state_config of read_cdc_config(), or a part of it known earlier. A run whose
       configuration did not change compiles only this check (the first compile of a macro is
-      most of a process's fixed cost). -#}
+      most of a process's fixed cost). A key the last run did not record was not set then: the
+      configs added since 0.1.0 (`replace_using`) default to not set. -#}
   {%- set before = none if last_run is none else last_run.config -%}
   {%- set changed = [] -%}
-  {%- for name, value in now.items() if before is not none and name in before and before[name] != value -%}{%- do changed.append(name) -%}{%- endfor -%}
+  {%- for name, value in now.items() if before is not none and before.get(name) != value -%}{%- do changed.append(name) -%}{%- endfor -%}
   {%- if changed -%}{%- do auto_cdc._report_config_drift(now, before) -%}{%- endif -%}
 {%- endmacro %}
 
@@ -26,8 +27,8 @@
   {%- endfor -%}
   {%- set errors = [] -%}
   {%- set warnings = [] -%}
-  {%- for name, value in now.items() if name in before and before[name] != value -%}
-    {%- set change = "`" ~ name ~ "` changed from " ~ auto_cdc.config_repr(before[name]) ~ " to " ~ auto_cdc.config_repr(value) -%}
+  {%- for name, value in now.items() if before.get(name) != value -%}
+    {%- set change = "`" ~ name ~ "` changed from " ~ auto_cdc.config_repr(before.get(name)) ~ " to " ~ auto_cdc.config_repr(value) -%}
     {%- if name == 'snapshot_versions' -%}
       {%- set change = "snapshot versions are named by " ~ auto_cdc.version_way_name(before[name]) ~ " in the stored history, now by "
                        ~ auto_cdc.version_way_name(value) -%}
