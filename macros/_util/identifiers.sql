@@ -104,3 +104,9 @@
   {%- endfor -%}
   {{ return(none) }}
 {%- endmacro %}
+
+
+{% macro and_keys_match(keys, left, right) -%}
+  {#- keys_match as one more condition (` and ...`), or nothing when there are no keys. -#}
+  {{- (' and ' ~ auto_cdc.keys_match(keys, left, right)) if keys else '' -}}
+{%- endmacro %}

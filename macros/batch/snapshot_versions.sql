@@ -180,10 +180,10 @@
       chosen. Query and function: the chosen one, then (`catch_up`) the next, until there is none.
       Returns the statements that read snapshots (for target/run). -#}
   {%- if versions.way == 'column' -%}
-    {{ return(auto_cdc.fill_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, cfg.version_column, processed), [])) }}
+    {{ return(auto_cdc.fill_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, cfg.version_column, processed, groups=cfg.replace_using), [])) }}
   {%- endif -%}
   {%- set statements = auto_cdc.fill_temp_table(temps.snapshots, auto_cdc.snapshot_rows_sql(sql, none, none, temps.current_version), []) -%}
-  {%- do auto_cdc.replace_temp_table(temps.read_versions, auto_cdc.read_version_sql(temps.current_version)) -%}
+  {%- do auto_cdc.replace_temp_table(temps.read_versions, auto_cdc.read_version_sql(cfg, temps)) -%}
   {%- if not catch_up or versions.way == 'run' -%}{{ return(statements) }}{%- endif -%}
   {#- Jinja has no while loop: a bounded for loop that fails loudly at its bound. (The stop is
       tested in the loop's body: dbt v2 evaluates a `for ... if` filter once, before the loop.) -#}
@@ -196,7 +196,7 @@
         {%- set columns = adapter.get_columns_in_relation(temps.snapshots) | map(attribute='name') | list -%}
         {%- set appended = auto_cdc.append_rows_sql(temps.snapshots, columns, auto_cdc.snapshot_rows_sql(sql, none, none, temps.current_version)) -%}
         {%- do auto_cdc.run_statements([appended,
-            auto_cdc.append_rows_sql(temps.read_versions, ['__cdc_version', '__cdc_applied'], auto_cdc.read_version_sql(temps.current_version)),
+            auto_cdc.append_rows_sql(temps.read_versions, cfg.replace_using + ['__cdc_version', '__cdc_applied'], auto_cdc.read_version_sql(cfg, temps)),
         ]) -%}
         {%- do statements.append(appended) -%}
       {%- else -%}
@@ -212,8 +212,18 @@
 {%- endmacro %}
 
 
-{% macro read_version_sql(current_version) -%}
-  select version as __cdc_version, true as __cdc_applied from {{ current_version }}
+{% macro read_version_sql(cfg, temps) -%}
+  {#- The version just read, applied. With `replace_using`: one row per group it holds, or one
+      row with NULL groups when it holds none (the version was read; no group changes). -#}
+  {%- if not cfg.replace_using -%}
+  select version as __cdc_version, true as __cdc_applied from {{ temps.current_version }}
+  {%- else -%}
+  select {{ auto_cdc.quoted_list(cfg.replace_using, 'g.') }}, c.version as __cdc_version, true as __cdc_applied
+  from {{ temps.current_version }} as c
+  left join (
+    select distinct {{ auto_cdc.quoted_list(cfg.replace_using) }}, __cdc_version from {{ temps.snapshots }}
+  ) as g on g.__cdc_version = c.version
+  {%- endif -%}
 {%- endmacro %}
 
 
@@ -227,14 +237,15 @@
 
 {% macro applied_version_count(temps) -%}
   {#- How many of the versions read this run are applied (late ones are not). -#}
-  {%- set query -%}select count(*) from {{ temps.read_versions }} where __cdc_applied{%- endset -%}
+  {%- set query -%}select count(distinct __cdc_version) from {{ temps.read_versions }} where __cdc_applied{%- endset -%}
   {{ return(run_query(query).rows[0][0]) }}
 {%- endmacro %}
 
 
-{% macro snapshot_rows_sql(sql, version_column=none, processed=none, current_version=none) -%}
+{% macro snapshot_rows_sql(sql, version_column=none, processed=none, current_version=none, groups=[]) -%}
   {#- The model query's rows tagged with their version: from the version column (skipping the
-      `processed` versions), or the one version in `current_version`. -#}
+      `processed` versions, or with `groups` (replace_using) the processed versions of the row's
+      group), or the one version in `current_version`. -#}
   {%- set version -%}
     {%- if version_column -%}src.{{ auto_cdc.quote_identifier(version_column) }}{%- else -%}(select version from {{ current_version }}){%- endif -%}
   {%- endset -%}
@@ -243,6 +254,6 @@
     {{ sql }}
   ) as src
   {%- if processed is not none %}
-  where not exists (select 1 from {{ processed }} as p where p.version = {{ version }})
+  where not exists (select 1 from {{ processed }} as p where p.version = {{ version }}{% if groups %} and {{ auto_cdc.keys_match(groups, 'p', 'src') }}{% endif %})
   {%- endif %}
 {%- endmacro %}

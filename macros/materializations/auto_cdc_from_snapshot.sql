@@ -43,7 +43,7 @@
     {#- 3. Batch: the snapshots, then (4. validated) compared into one batch of events. -#}
     {%- do batch_sql.extend(auto_cdc.read_snapshots(cfg, versions, temps, auto_cdc.no_rows_sql(sql) if empty_run else sql,
                                                     none if rebuild else cdc_tables.versions, catch_up=not empty_run)) -%}
-    {%- do auto_cdc.validate_snapshots(cfg, temps) -%}
+    {%- do auto_cdc.validate_snapshots(cfg, temps, none if rebuild else cdc_tables.versions) -%}
     {%- set looked_up = auto_cdc.read_columns(cfg, temps.snapshots, none if rebuild else target_relation, cdc_tables) -%}
     {%- set snapshot_columns = looked_up.batch -%}
     {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns, temps.snapshots, none if rebuild else auto_cdc.stored_sequences(cfg, last_run, cdc_tables, target_relation)) -%}
@@ -67,7 +67,7 @@
     {%- set known_columns = [] -%}
     {%- if rebuild -%}
       {%- do writes.extend(auto_cdc.rebuild_statements(cfg, temps.batch, target_relation, cdc_tables, existing, opened.feed)) -%}
-      {%- do writes.append(auto_cdc.create_versions_table_sql(cdc_tables.versions, temps.read_versions)) -%}
+      {%- do writes.append(auto_cdc.create_versions_table_sql(cdc_tables.versions, temps.read_versions, cfg.replace_using)) -%}
     {%- elif cfg.history_from_open_rows -%}
       {#- SCD2 keeps no events: the open rows never carried the columns this run appends. -#}
       {%- set known_columns = schema.appended -%}
@@ -91,7 +91,7 @@
     }) -%}
     {%- if not empty_run -%}
       {%- do writes.extend(auto_cdc.change_statements(run)) -%}
-      {%- do writes.append(auto_cdc.record_versions_sql(cdc_tables.versions, temps.read_versions, cdc_tables.runs)) -%}
+      {%- do writes.append(auto_cdc.record_versions_sql(cdc_tables.versions, temps.read_versions, cdc_tables.runs, cfg.replace_using)) -%}
     {%- endif -%}
   {%- endif -%}
   {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, temps.values() | list + (leftovers if found and not empty_run else []),

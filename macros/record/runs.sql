@@ -131,9 +131,10 @@
 {%- endmacro %}
 
 
-{% macro record_versions_sql(versions, read_versions, runs) -%}
-  insert into {{ versions }} (version, run_id, applied)
-  select __cdc_version, (select max(run_id) from {{ runs }}), __cdc_applied from {{ read_versions }}
+{% macro record_versions_sql(versions, read_versions, runs, groups=[]) -%}
+  {%- set group_list = auto_cdc.quoted_list(groups) ~ ', ' if groups else '' -%}
+  insert into {{ versions }} ({{ group_list }}version, run_id, applied)
+  select {{ group_list }}__cdc_version, (select max(run_id) from {{ runs }}), __cdc_applied from {{ read_versions }}
 {%- endmacro %}
 
 

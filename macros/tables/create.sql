@@ -218,9 +218,10 @@
 {%- endmacro %}
 
 
-{% macro create_versions_table_sql(versions, read_versions) -%}
-  {#- One row per snapshot version read: applied, or skipped because it came too late. -#}
+{% macro create_versions_table_sql(versions, read_versions, groups=[]) -%}
+  {#- One row per snapshot version read: applied, or skipped because it came too late. With
+      `groups` (replace_using), one row per group a version holds (NULL groups: it held none). -#}
   create table {{ versions }} {{ auto_cdc.table_options() }} as
-  select __cdc_version as version, cast(0 as {{ dbt.type_bigint() }}) as run_id, __cdc_applied as applied
+  select {{ auto_cdc.quoted_list(groups) ~ ', ' if groups }}__cdc_version as version, cast(0 as {{ dbt.type_bigint() }}) as run_id, __cdc_applied as applied
   from {{ read_versions }} where 1 = 0
 {%- endmacro %}

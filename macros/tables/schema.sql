@@ -173,6 +173,7 @@
     {%- set sequence_prefixes = ['truncate_seq'] -%}
   {%- elif kind == 'versions' -%}
     {%- do holds.update({'version': '__cdc_version'}) -%}
+    {%- for column in cfg.replace_using -%}{%- do holds.update({column | lower: column}) -%}{%- endfor -%}
   {%- endif -%}
   {%- for prefix in sequence_prefixes -%}
     {%- for name in auto_cdc.seq_names(prefix, n) -%}{%- do holds.update({name: sequence[loop.index0]}) -%}{%- endfor -%}
