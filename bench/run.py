@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="fresh set-ups per comparison with a baseline (median)")
     parser.add_argument("--quick", action="store_true", help="small sizes; print only")
     parser.add_argument("--profile", type=int, default=0, help="print each dbt run's N slowest statements")
-    parser.add_argument("--only", nargs="+", choices="12345678", help="measure only these sections (print only)")
+    parser.add_argument("--only", nargs="+", choices="123456789", help="measure only these sections (print only)")
     parser.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
     args = parser.parse_args()
     if args.quick:
@@ -51,7 +51,7 @@ def main() -> None:
     report = Report(lambda line: print(line, flush=True))
     measure.PROFILE = args.profile
     sizes = (args.sizes, args.big, args.batch, args.columns, args.snapshot_rows, args.repeat)
-    run_all(args.adapters, *sizes, report, "".join(args.only or "12345678"))
+    run_all(args.adapters, *sizes, report, "".join(args.only or "123456789"))
     if args.quick or args.only:
         return
     write_benchmarks(report, Path(args.output), started)

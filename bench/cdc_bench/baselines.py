@@ -130,3 +130,39 @@ def snapshots_against_dbt_snapshot(project: CdcProject, server, rows: int, versi
         ours.append(dbt(project, server, "run", "-s", "history"))
         theirs.append(dbt(project, server, "snapshot", "-s", "dbt_history"))
     return {"ours": ours, "theirs": theirs}
+
+
+def scoped_snapshot_against_delete_insert(project: CdcProject, server, stores: int, per_store: int) -> Comparison:
+    """One store's complete extract (`replace_using=['store_id']`, SCD1, per-run versions; 5% of
+    its items changed, 1% gone, 1% new) into a target of `stores` x `per_store` rows, against
+    the hand-written reload of that store: delete its rows, insert the extract (no history)."""
+    project.create_table("extracts", {"store_id": "bigint", "item": "bigint", "qty": "bigint", "note": "varchar"})
+    extracts = project.relation("extracts")
+    rows = series(project.adapter, stores * per_store)
+    item = f"cast((i - i % {stores}) / {stores} as bigint)"  # exact: the quotient is whole
+    project.execute(f"insert into {extracts} select i % {stores}, {item}, i, 'n ' || i from {rows}")
+    project.model(
+        "stock",
+        "select * from {{ target.schema }}.extracts",
+        materialized="auto_cdc_from_snapshot",
+        keys=["store_id", "item"],
+        replace_using=["store_id"],
+    )
+    dbt(project, server, "run", "-s", "stock")
+    stock, base = project.relation("stock"), project.relation("base")
+    project.execute(f"create table {base} as select * from {stock}")
+    if project.adapter == "postgres":
+        project.execute(f"create index on {base} (store_id)")
+        for table in (stock, base):
+            project.execute(f"analyze {table}")
+    store = 1
+    project.execute(f"delete from {extracts} where store_id <> {store}")
+    project.execute(f"update {extracts} set qty = -qty where item % 20 = 3")
+    project.execute(f"delete from {extracts} where item % 100 = 50")
+    new_items = series(project.adapter, per_store // 100)
+    project.execute(f"insert into {extracts} select {store}, {per_store * 2} + i, i, 'new' from {new_items}")
+    baseline = timed_sql(
+        project, [f"delete from {base} where store_id = {store}", f"insert into {base} select * from {extracts}"]
+    )
+    ours = dbt(project, server, "run", "-s", "stock")
+    return Comparison(ours, baseline, same_table(project, "base", "stock"))

@@ -1,7 +1,8 @@
 """The benchmark's numbered sections, measured in order into a `Report`: 1 SCD1 and 2 SCD2 against
 hand-written SQL, 3 growing targets, 4 auto_cdc_from_snapshot against `dbt snapshot`, 5 the
 per-model overhead, 6 Spark against a MERGE, 7 many tables and 8 one big table against dbt
-incremental models. Each measured set-up is a fresh throwaway project; on PostgreSQL all of them
+incremental models, 9 a scoped snapshot of one group against a hand-written delete + insert.
+Each measured set-up is a fresh throwaway project; on PostgreSQL all of them
 share one private server, started here with a larger shared_buffers.
 """
 
@@ -17,7 +18,13 @@ from pathlib import Path
 import postgres_server
 from harness import CdcProject
 
-from .baselines import scaling, scd1_against_baseline, scd2_against_baseline, snapshots_against_dbt_snapshot
+from .baselines import (
+    scaling,
+    scd1_against_baseline,
+    scd2_against_baseline,
+    scoped_snapshot_against_delete_insert,
+    snapshots_against_dbt_snapshot,
+)
 from .many_models import many_models, overhead
 from .measure import Comparison, median_of
 from .report import Report, comparison_cells, megabytes, memory_cells
@@ -38,7 +45,7 @@ def run_all(
     snapshot_rows: int,
     repeat: int,
     report: Report,
-    sections: str = "12345678",
+    sections: str = "123456789",
 ) -> None:
     server = postgres_server.start(SERVER_SETTINGS) if "postgres" in adapters else None
     largest = sizes[-1]
@@ -234,6 +241,31 @@ def run_all(
                     f"{jinja:.2f}",
                     f"{w.batch / model['auto_cdc']:,.0f}",
                     runs[0]["auto_cdc"].statements,
+                )
+        if "9" in sections:
+            per_store = min(10_000, sizes[0] // 2)
+            report.section(
+                f"9. Scoped snapshots: one store's extract ({per_store:,} rows; 5% changed, 1% gone, 1% new) into SCD1 "
+                f"targets of growing size ({per_store:,} rows a store), replace_using=['store_id'], against a "
+                f"hand-written delete + insert of that store (median of {repeat})",
+                *("adapter", "target rows", "auto_cdc SQL (s)", "delete + insert SQL (s)", "ratio"),
+                *("auto_cdc model (s)", "statements", "same table"),
+            )
+            for adapter, size in itertools.product(adapters, sizes):
+
+                def scoped(project: CdcProject, server, _: Workload, stores: int = size // per_store) -> Comparison:
+                    return scoped_snapshot_against_delete_insert(project, server, stores, per_store)
+
+                c = against_baseline(adapter, scoped)
+                report.add(
+                    adapter,
+                    f"{size:,}",
+                    f"{c.ours.sql_s:.3f}",
+                    f"{c.baseline_s:.3f}",
+                    f"{c.ours.sql_s / c.baseline_s:.2f}x",
+                    f"{c.ours.model_s:.2f}",
+                    c.ours.statements,
+                    "yes" if c.same_result else "NO",
                 )
     finally:
         if server is not None:
