@@ -52,6 +52,13 @@ def _model(project: CdcProject, scd_type: int, tracked: list[str] | None, **conf
 TYPES = {"scd1": (1, None), "scd2": (2, None), "scd2_track_name": (2, ["name"])}
 
 
+def _deliveries(data: st.DataObject, series: list[Any]) -> list[list[Any]]:
+    """`series` (in arrival order) cut into a random number of runs' deliveries."""
+    runs = data.draw(st.integers(1, max(1, len(series))))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(series)), min_size=runs - 1, max_size=runs - 1)))
+    return [series[a:b] for a, b in zip([0, *cuts], [*cuts, len(series)])]
+
+
 @pytest.mark.parametrize("kind", TYPES)
 @SETTINGS
 @given(data=st.data())
@@ -64,9 +71,7 @@ def test_versioned_snapshots_in_any_runs_match_the_reference(
     versions = data.draw(st.lists(st.integers(1, 30), min_size=1, max_size=5, unique=True))
     series = [(version, data.draw(snapshots)) for version in versions]  # in arrival order
     series = [(version, rows) for version, rows in series if rows]  # a version is known by its rows only
-    runs = data.draw(st.integers(1, max(1, len(series))))
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(series)), min_size=runs - 1, max_size=runs - 1)))
-    groups = [series[a:b] for a, b in zip([0, *cuts], [*cuts, len(series)])]
+    groups = _deliveries(data, series)
 
     module_project.create_table("source", {"version": "integer", "id": "integer", "name": "varchar", "city": "varchar"})
     _model(module_project, scd_type, tracked, snapshot_version_column="version")
@@ -143,9 +148,7 @@ def test_scoped_versioned_snapshots_in_any_runs_match_the_reference(
     one_store = st.tuples(st.integers(1, 2), scoped_snapshots).map(lambda p: [(p[0], *row[1:]) for row in p[1]])
     series = [(version, data.draw(one_store | scoped_snapshots)) for version in versions]  # in arrival order
     series = [(version, list({row[:2]: row for row in rows}.values())) for version, rows in series if rows]
-    runs = data.draw(st.integers(1, max(1, len(series))))
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(series)), min_size=runs - 1, max_size=runs - 1)))
-    deliveries = [series[a:b] for a, b in zip([0, *cuts], [*cuts, len(series)])]
+    deliveries = _deliveries(data, series)
 
     module_project.create_table(
         "source", {"version": "integer", "store": "integer", "id": "integer", "name": "varchar", "city": "varchar"}
