@@ -45,7 +45,7 @@
       auto_cdc.sequence_type_sql(cfg, batch) if not scd1 else '',
       auto_cdc.create_target_sql(cfg, batch, target),
       auto_cdc.create_state_sql(cfg, cdc_tables.state, batch),
-      auto_cdc.key_index_sql(target, auto_cdc.target_layout(cfg).identity),
+      auto_cdc.key_index_sql(target, auto_cdc.groups_first(cfg.replace_using, auto_cdc.target_layout(cfg).identity)),
   ] + auto_cdc.configured_indexes_sql(target) + [
       '' if cfg.history_from_open_rows else auto_cdc.key_index_sql(cdc_tables.state, cfg.key_columns if scd1 else auto_cdc.event_identity(cfg)),
   ] + (auto_cdc.tombstone_index_sql(cdc_tables.state) if scd1 else []) + [
@@ -215,6 +215,15 @@
   select {{ type_expr }}
   from (select 1 as __cdc_one) as one
   left join (select * from {{ relation }} limit 0) as r on true
+{%- endmacro %}
+
+
+{% macro groups_first(groups, columns) -%}
+  {#- `columns` with the `replace_using` groups first: an index in this order finds a group's
+      rows, which a scoped snapshot reads (the other columns keep their order). -#}
+  {%- set ordered = groups | list -%}
+  {%- for column in columns if column not in groups -%}{%- do ordered.append(column) -%}{%- endfor -%}
+  {{ return(ordered) }}
 {%- endmacro %}
 
 

@@ -43,6 +43,12 @@
   {%- if cfg.version_column -%}
     {%- do auto_cdc.skip_late_versions(cfg, temps, processed) -%}
   {%- endif -%}
+  {%- if cfg.replace_using -%}
+    {#- The groups read, with statistics (PostgreSQL): the planner then finds their current rows
+        by the key index (groups first) instead of scanning the target (110 ms against 2 ms for
+        one store of a 1,000,000-row target). -#}
+    {%- do auto_cdc.run_statements([auto_cdc.analyze_sql(temps.read_versions, cfg.replace_using)]) -%}
+  {%- endif -%}
 {%- endmacro %}
 
 
@@ -136,12 +142,17 @@
     deleted as (
       {{ auto_cdc.deletes_per_version_sql(batch, groups) }}
     ),
+    {%- if applied is not none and groups %}
+    snapshot_groups as (
+      {{ auto_cdc.applied_groups_sql(groups, read_versions) }}
+    ),
+    {%- endif %}
     {%- if applied is not none %}
     current_sizes as (
+      {#- With groups: only the current rows of the groups present, found as the batch finds them. #}
       select {{ auto_cdc.quoted_list(groups, 'r.') ~ ', ' if groups }}count(*) as n
-      from ({{ auto_cdc.applied_rows_sql(cfg, applied) }}) as r
+      from ({{ auto_cdc.applied_rows_sql(cfg, applied, 'snapshot_groups' if groups else none) }}) as r
       {%- if groups %}
-      where exists (select 1 from versions as v where {{ auto_cdc.keys_match(groups, 'v', 'r') }})
       group by {{ auto_cdc.quoted_list(groups, 'r.') }}
       {%- endif %}
     ),
