@@ -43,9 +43,8 @@ def _model(project: CdcProject, scd_type: int, tracked: list[str] | None, **conf
         "dim",
         "select * from {{ target.schema }}.source",
         materialized="auto_cdc_from_snapshot",
-        keys=["id"],
         stored_as_scd_type=scd_type,
-        **config,
+        **{"keys": ["id"], **config},
     )
 
 
@@ -120,17 +119,7 @@ def _scoped_reference(applied: list[tuple[int, list[ScopedRow]]], scd_type: int)
     return sort_rows((*row[0], *row[1:]) for row in rows)
 
 
-def _scoped_model(project: CdcProject, scd_type: int, **config: Any) -> None:
-    project.drop_model_tables("dim")
-    project.model(
-        "dim",
-        "select * from {{ target.schema }}.source",
-        materialized="auto_cdc_from_snapshot",
-        keys=["store", "id"],
-        replace_using=["store"],
-        stored_as_scd_type=scd_type,
-        **config,
-    )
+SCOPED = {"keys": ["store", "id"], "replace_using": ["store"], "max_delete_fraction": 1}
 
 
 @pytest.mark.parametrize("kind", SCOPED_TYPES)
@@ -153,7 +142,7 @@ def test_scoped_versioned_snapshots_in_any_runs_match_the_reference(
     module_project.create_table(
         "source", {"version": "integer", "store": "integer", "id": "integer", "name": "varchar", "city": "varchar"}
     )
-    _scoped_model(module_project, scd_type, snapshot_version_column="version", max_delete_fraction=1)
+    _model(module_project, scd_type, None, **SCOPED, snapshot_version_column="version")
     applied: list[tuple[int, list[ScopedRow]]] = []
     for delivery in deliveries:
         last: dict[int, int] = {}
@@ -179,7 +168,7 @@ def test_scoped_snapshot_per_run_matches_the_reference(
     holds (none: nothing changes)."""
     scd_type, _ = SCOPED_TYPES[kind]
     module_project.create_table("source", {"store": "integer", "id": "integer", "name": "varchar", "city": "varchar"})
-    _scoped_model(module_project, scd_type, max_delete_fraction=1)
+    _model(module_project, scd_type, None, **SCOPED)
     for rows in series:
         module_project.replace_rows("source", rows)
         module_project.run("dim")
