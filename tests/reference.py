@@ -1,6 +1,6 @@
 """A pure-Python reference model of auto_cdc's semantics (SPEC 3.1-3.4: SCD types 1 and 2,
 bitemporal; SPEC 5.2: the events a series of snapshots stands for; SPEC 6.6: the same for
-snapshots scoped to groups).
+snapshots scoped to groups; SPEC 6.7: the events a quarantining run sets aside).
 
 It is written from the SPEC as a function of the set of events, with no notion of runs or
 state: that the materialization, run in any split and arrival order, matches it is the
@@ -66,6 +66,56 @@ def scd1(
             row[column] = writers[-1].values.get(column) if writers else None
         table[key] = row
     return table
+
+
+Reason = Literal["null_key", "null_sequence", "null_system_sequence", "conflicting_duplicate"]
+
+
+def _has_null(value: Any) -> bool:
+    return value is None or (isinstance(value, tuple) and any(part is None for part in value))
+
+
+def set_aside(
+    events: Iterable[Event], columns: Sequence[str], bitemporal: bool = False
+) -> tuple[list[Event], list[tuple[Event, Reason]]]:
+    """SPEC 6.7: (the events a run with on_bad_rows='quarantine' applies, the ones it sets aside
+    with their reason), for the events of one run.
+
+    An event is bad for the first rule it breaks: a NULL key (upserts and deletes; a truncate
+    has none), a NULL sequence or part of one, a NULL system sequence (bitemporal). Of the rest,
+    events that share a key and sequence (and system sequence) but differ in their kind or in a
+    value the target keeps are a conflicting duplicate group: every event of it is set aside,
+    since no order between them exists. Events that agree are one event, kept. The good events
+    apply as if the bad ones had never arrived: scd1/scd2/bitemporal of the first list.
+    """
+    good: list[Event] = []
+    bad: list[tuple[Event, Reason]] = []
+    for event in events:
+        if event.op != "truncate" and _has_null(event.key):
+            bad.append((event, "null_key"))
+        elif _has_null(event.seq):
+            bad.append((event, "null_sequence"))
+        elif bitemporal and event.system is None:
+            bad.append((event, "null_system_sequence"))
+        else:
+            good.append(event)
+
+    def identity(event: Event) -> tuple[Any, ...]:
+        return (event.key, event.seq, event.system)
+
+    def kept(event: Event) -> tuple[Any, ...]:  # what the target keeps of it
+        return (event.op, *(event.values.get(c) for c in columns)) if event.op == "upsert" else (event.op,)
+
+    contents: dict[Any, set[Any]] = defaultdict(set)
+    for event in good:
+        if event.op != "truncate":
+            contents[identity(event)].add(kept(event))
+
+    def conflicts(event: Event) -> bool:
+        return event.op != "truncate" and len(contents[identity(event)]) > 1
+
+    bad += [(e, "conflicting_duplicate") for e in good if conflicts(e)]
+    return [e for e in good if not conflicts(e)], bad
 
 
 def _writes(event: Event, column: str, ignore_null: Collection[str], use_columns_to_update: bool) -> bool:

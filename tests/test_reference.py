@@ -1,6 +1,6 @@
 """The reference model itself against the SPEC's worked examples and rules."""
 
-from reference import Event, as_rows, scd1, scd2, scoped_snapshot_events, snapshot_events, sort_rows
+from reference import Event, as_rows, scd1, scd2, scoped_snapshot_events, set_aside, snapshot_events, sort_rows
 from spec_data import SPEC_7_3, SPEC_7_4, USERS_CDF
 
 COLUMNS = ["name", "city"]
@@ -115,3 +115,32 @@ def test_a_group_absent_for_a_version_is_compared_with_its_last_rows() -> None:
     events = scoped_snapshot_events(series, COLUMNS, _store)
     store_2 = sorted((e.key, e.seq, e.op) for e in events if e.key[0] == 2)
     assert store_2 == [((2, "nail"), 1, "upsert"), ((2, "nail"), 3, "upsert")]
+
+
+# SPEC 6.7: what a quarantining run sets aside, and what it applies.
+def test_set_aside_names_the_first_rule_each_bad_event_breaks() -> None:
+    events = [
+        Event(None, 1, "upsert", {"name": "a", "city": "x"}),
+        Event(1, None, "upsert", {"name": "b", "city": "x"}),
+        Event(2, 3, "upsert", {"name": "c", "city": "x"}),
+        Event(None, 4, "truncate"),  # a truncate has no key
+    ]
+    good, bad = set_aside(events, COLUMNS)
+    assert [reason for _, reason in bad] == ["null_key", "null_sequence"]
+    assert good == [events[2], events[3]]
+
+
+def test_set_aside_takes_every_event_of_a_conflicting_group_and_keeps_agreeing_copies() -> None:
+    copies = [Event(1, 5, "upsert", {"name": "a", "city": "x"}), Event(1, 5, "upsert", {"name": "a", "city": "x"})]
+    conflict = [Event(2, 5, "upsert", {"name": "a", "city": "x"}), Event(2, 5, "delete")]
+    good, bad = set_aside(copies + conflict, COLUMNS)
+    assert good == copies
+    assert [(e.key, reason) for e, reason in bad] == [(2, "conflicting_duplicate"), (2, "conflicting_duplicate")]
+    # The good events apply as if the others had never arrived.
+    assert as_rows(scd1(good, COLUMNS), COLUMNS) == [(1, "a", "x")]
+
+
+def test_set_aside_checks_the_system_sequence_only_for_bitemporal() -> None:
+    event = Event(1, 1, "upsert", {"name": "a", "city": "x"})
+    assert set_aside([event], COLUMNS, bitemporal=True)[1] == [(event, "null_system_sequence")]
+    assert set_aside([event], COLUMNS) == ([event], [])
