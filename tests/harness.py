@@ -169,6 +169,7 @@ class RunOutcome:
     invocation_id: str  # dbt's id of this invocation, as in run_results.json `metadata.invocation_id`
     project: CdcProject = field(repr=False)
     logs: list[str] = field(default_factory=list, repr=False)  # what macros logged (`log(..., info=true)`)
+    debug_logs: list[str] = field(default_factory=list, repr=False)  # and at debug level (dbt-core only)
 
     def result(self, node_name: str) -> Any:
         for result in self.results:
@@ -347,6 +348,7 @@ class CdcProject:
         command = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path), "--target", self.adapter]
         warnings: list[str] = []
         logs: list[str] = []
+        debug_logs: list[str] = []
         invocation_ids: set[str] = set()
 
         def collect(event: Any) -> None:
@@ -355,6 +357,8 @@ class CdcProject:
                 warnings.append(event.info.msg)
             if event.info.name == "JinjaLogInfo":
                 logs.append(event.info.msg)
+            if event.info.name == "JinjaLogDebug":
+                debug_logs.append(event.info.msg)
 
         result = invoke_dbt(command, callbacks=[collect])
         if self.adapter == "duckdb":
@@ -372,6 +376,7 @@ class CdcProject:
             invocation_id=invocation_id,
             project=self,
             logs=logs,
+            debug_logs=debug_logs,
         )
 
     def _dbt_v2(self, args: Sequence[str]) -> RunOutcome:

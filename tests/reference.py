@@ -1,6 +1,7 @@
 """A pure-Python reference model of auto_cdc's semantics (SPEC 3.1-3.4: SCD types 1 and 2,
 bitemporal; SPEC 5.2: the events a series of snapshots stands for; SPEC 6.6: the same for
-snapshots scoped to groups; SPEC 6.7: the events a quarantining run sets aside).
+snapshots scoped to groups; SPEC 6.7: the events a quarantining run sets aside; SPEC 6.8: the
+events a run ignores).
 
 It is written from the SPEC as a function of the set of events, with no notion of runs or
 state: that the materialization, run in any split and arrival order, matches it is the
@@ -116,6 +117,54 @@ def set_aside(
 
     bad += [(e, "conflicting_duplicate") for e in good if conflicts(e)]
     return [e for e in good if not conflicts(e)], bad
+
+
+def ignored_events(
+    earlier: Iterable[Event],
+    batch: Iterable[Event],
+    columns: Sequence[str],
+    scd_type: str = "1",
+    ignore_null: Collection[str] = (),
+    use_columns_to_update: bool = False,
+) -> int:
+    """SPEC 6.8, a run's `num_ignored_events`: how many events of its `batch` (copies of one
+    event counted once; truncates are never ignored) change nothing because what the `earlier`
+    runs applied is as new or newer. The one rule here that knows of runs: a metric of each.
+
+    * SCD1: the event is at or below the key's barrier (its newest delete, or the newest
+      truncate), or the key has a row whose newest upsert is at or above it and so is every
+      column it writes (a delete: every column it would clear); a column's newest write counts
+      from the barrier on.
+    * SCD2 and bitemporal keep every event: only a replay of an earlier run's event is ignored.
+    """
+    earlier = list(earlier)
+    distinct = {(e.key, e.seq, e.system): e for e in batch if e.op != "truncate"}
+    if scd_type != "1":
+        seen = {(e.key, e.seq, e.system) for e in earlier}
+        return sum(identity in seen for identity in distinct)
+    truncates = [e.seq for e in earlier if e.op == "truncate"]
+
+    def writes(event: Event, column: str) -> bool:
+        return _writes(event, column, ignore_null, use_columns_to_update)
+
+    def ignored(event: Event) -> bool:
+        before = [e for e in earlier if e.op != "truncate" and e.key == event.key]
+        barriers = truncates + [e.seq for e in before if e.op == "delete"]
+        barrier = max(barriers) if barriers else None
+        if barrier is not None and event.seq <= barrier:
+            return True
+        alive = [e for e in before if e.op == "upsert" and (barrier is None or e.seq >= barrier)]
+        if not alive or max(e.seq for e in alive) < event.seq:
+            return False
+        for column in columns:
+            newest = max((e.seq for e in alive if writes(e, column)), default=None)
+            if event.op == "upsert" and writes(event, column) and (newest is None or newest < event.seq):
+                return False
+            if event.op == "delete" and newest is not None and newest < event.seq:
+                return False
+        return True
+
+    return sum(ignored(event) for event in distinct.values())
 
 
 def _writes(event: Event, column: str, ignore_null: Collection[str], use_columns_to_update: bool) -> bool:

@@ -22,7 +22,7 @@ from test_debezium import FLAT_FIELDS
 import debezium_capture
 import postgres_server
 from debezium_capture import Capture, Record
-from harness import CdcProject
+from harness import CdcProject, derived_name
 
 SOURCE_COLUMNS = {
     "id": "integer",
@@ -253,6 +253,35 @@ def test_a_real_debezium_feed_shuffled_into_batches_equals_its_source(
         f"select count(*) from {project.relation('customers_scd2')} where notes like '%debezium_unavailable%'"
     )
     assert unavailable == [(0,)]
+    # Each model knows the source's commit times (`_dbz_committed_at`): its newest, and how far
+    # behind it the last run ended (docs/monitoring.md).
+    for model, records, field in [
+        ("customers_scd1", captured.envelope_records, "source"),
+        ("customers_scd2", captured.envelope_records, "source"),
+        ("customers_flat_scd1", captured.flattened_records, "__source_ts_ms"),
+        ("accounts_scd1", captured.envelope_records, "source"),
+    ]:
+        _check_lag(project, model, _newest_commit(records, model.split("_")[0], field))
+
+
+def _newest_commit(records: list[Record], table: str, field: str) -> datetime.datetime:
+    stamps = [
+        record.value["source"]["ts_ms"] if field == "source" else record.value[field]
+        for record in records
+        if record.table == f"public.{table}" and record.value is not None
+    ]
+    return datetime.datetime.fromtimestamp(max(stamps) / 1000, tz=datetime.timezone.utc)
+
+
+def _check_lag(project: CdcProject, model: str, newest: datetime.datetime) -> None:
+    runs = project.relation(derived_name(model, "__cdc_runs"))
+    ((max_commit_time, lag, duration, applied_at),) = project.query(
+        f"select max_commit_time, lag_s, duration_s, applied_at from {runs}"
+        f" where run_id = (select max(run_id) from {runs})"
+    )
+    assert max_commit_time.astimezone(datetime.timezone.utc) == newest, model
+    behind = (applied_at.astimezone(datetime.timezone.utc) - newest).total_seconds()
+    assert 0 < behind < 3600 and abs(float(lag) - float(duration) - behind) < 0.01, (model, lag, duration, behind)
 
 
 def test_the_feed_has_what_the_macros_handle(feed: tuple[Capture, dict[str, list[tuple[Any, ...]]]]) -> None:

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import HYPOTHESIS_EXAMPLES as EXAMPLES
-from harness import CdcProject
-from reference import Event, as_rows, bitemporal, scd1, scd2
+from harness import CdcProject, derived_name
+from reference import Event, as_rows, bitemporal, ignored_events, scd1, scd2
 from scenarios import CITY_EVENTS, CONFIG, MODEL, TRUNCATING_CONFIG, run_batches
 
 COLUMNS = ["name", "city"]
@@ -131,6 +131,29 @@ def _reference(events: list[tuple[Any, ...]], mode: str) -> list[tuple[Any, ...]
     return as_rows(table, columns)
 
 
+def _run_metrics(project: CdcProject) -> list[tuple[int, ...]]:
+    """Each run's (num_events, num_collapsed_duplicates, num_ignored_events, num_applied_events),
+    as its run history records them."""
+    runs = project.relation(derived_name("dim", "__cdc_runs"))
+    counts = "num_events, num_collapsed_duplicates, num_ignored_events, num_applied_events"
+    query = f"select {counts} from {runs} order by run_id"
+    return [tuple(int(value) for value in row) for row in project.query(query)]
+
+
+def _expected_run_metrics(batches: list[list[tuple[Any, ...]]], mode: str, scd_type: str) -> list[tuple[int, ...]]:
+    """What each run reads, collapses and ignores (SPEC 6.8): ignored_events over the runs before it."""
+    with_ctu = mode == "columns_to_update"
+    expected, earlier = [], []
+    for batch in batches:
+        feed, columns = _written(_events(batch, with_ctu), mode)
+        events = [e for e in feed if e.op != "truncate"]
+        collapsed = len(events) - len({(e.key, e.seq) for e in events})
+        ignored = ignored_events(earlier, feed, columns, scd_type, IGNORE_NULL.get(mode, set()), with_ctu)
+        expected.append((len(feed), collapsed, ignored, len(feed) - collapsed - ignored))
+        earlier += feed
+    return expected
+
+
 def _load_and_run(
     project: CdcProject, batches: list[list[tuple[Any, ...]]], with_ctu: bool, config: dict[str, Any]
 ) -> None:
@@ -150,6 +173,7 @@ def test_any_split_and_arrival_order_matches_the_reference(
     events, batches = data.draw(split_feeds(with_ctu))
     _load_and_run(module_project, batches, with_ctu, {**TRUNCATING_CONFIG, **MODES[mode]})
     assert module_project.rows("dim") == _reference(events, mode)
+    assert _run_metrics(module_project) == _expected_run_metrics(batches, mode, "1")
 
 
 SCD2_MODES: dict[str, dict[str, Any]] = {
@@ -178,6 +202,7 @@ def test_scd2_history_for_any_split_matches_the_reference(
         use_columns_to_update=with_ctu,
     )
     assert module_project.rows("dim") == expected
+    assert _run_metrics(module_project) == _expected_run_metrics(batches, mode, "2")
 
 
 CHECKPOINTED_MODES: dict[str, tuple[int, str]] = {

@@ -23,3 +23,19 @@
   {%- do exceptions.raise_compiler_error("auto_cdc: model '" ~ model_name ~ "' is not configured correctly; nothing was written.\n  - "
         ~ (problems | join('\n  - '))) -%}
 {%- endmacro %}
+
+
+{% macro stage_done(stage, started) -%}
+  {#- A line when a stage of the run ends ('batch read', 'checks', 'tables', 'writes'), with
+      its duration: shown when it took 5 seconds or more, so a long run says where its time
+      goes; in the debug log (logs/dbt.log) otherwise. Returns the time it ended, when the
+      next stage starts (`started`: stage_clock() or the previous stage_done). -#}
+  {%- set ended = auto_cdc.stage_clock() -%}
+  {%- set seconds = (ended - started).total_seconds() -%}
+  {%- do log("auto_cdc: " ~ model.name ~ ": " ~ stage ~ " took " ~ '%.1f' | format(seconds) ~ " s", info=seconds >= 5) -%}
+  {{ return(ended) }}
+{%- endmacro %}
+
+{% macro stage_clock() -%}
+  {{ return(modules.datetime.datetime.now()) }}
+{%- endmacro %}

@@ -240,3 +240,35 @@
   {#- `expr`, a value of `column`, as compared for equality (see comparable). -#}
   {{ return(('cast(' ~ expr ~ ' as ' ~ dbt.type_string() ~ ')') if column in cfg.compared_as_text else expr) }}
 {%- endmacro %}
+
+
+{% macro wall_clock() -%}
+  {#- SQL for the time a statement runs at, for a run's duration and lag (record_run_sql). Not
+      run_clock: that is the run's one time, read at its start. -#}
+  {{ return(adapter.dispatch('wall_clock', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__wall_clock() -%}
+  {#- Spark reads current_timestamp() once per statement. -#}
+  {{ return(dbt.current_timestamp()) }}
+{%- endmacro %}
+
+
+{% macro seconds_between(start, end) -%}
+  {#- SQL: the seconds from timestamp `start` to `end`, with their fraction. -#}
+  {{ return(adapter.dispatch('seconds_between', 'auto_cdc')(start, end)) }}
+{%- endmacro %}
+
+{% macro default__seconds_between(start, end) -%}
+  {{ return('(epoch(cast(' ~ end ~ ' as timestamp with time zone)) - epoch(cast(' ~ start ~ ' as timestamp with time zone)))') }}
+{%- endmacro %}
+
+
+{% macro type_timestamp_tz() -%}
+  {#- A point in time, as the run history keeps its times (applied_at: the run's clock). -#}
+  {{ return(adapter.dispatch('type_timestamp_tz', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__type_timestamp_tz() -%}
+  {{ return('timestamp with time zone') }}
+{%- endmacro %}

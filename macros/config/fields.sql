@@ -60,6 +60,7 @@
       'columns_to_update': {'type': 'column', 'default': none, 'for': 'auto_cdc', 'recorded': 'resolved', 'change': partial_updates},
       'checkpoint_column': {'type': 'column', 'default': none, 'for': 'auto_cdc', 'recorded': 'resolved',
                             'change': {'effect': 'this run reads the whole model query once, then only rows at or above the new checkpoint'}},
+      'commit_time_column': {'type': 'column', 'default': none, 'for': 'auto_cdc', 'recorded': none},
       'system_sequence_by': {'type': 'column_or_sql', 'default': none, 'for': 'auto_cdc', 'checked_on_both': true, 'recorded': 'resolved',
                              'change': {'blocks': 'the stored system times were computed the old way and cannot be compared with new ones'}},
       'snapshot_version_column': {'type': 'column', 'default': none, 'for': 'snapshot', 'recorded': 'resolved',

@@ -7,6 +7,7 @@
   {%- set cdc_tables = auto_cdc.state_relations(target_relation) -%}
   {%- set temps = auto_cdc.temp_relations(target_relation) -%}
   {%- set empty_run = auto_cdc.is_empty_run() -%}
+  {%- set clock = auto_cdc.stage_clock() -%}
 
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
@@ -32,11 +33,13 @@
   {#- 3. Batch: this run's events, read once. 4. Validation: bad data fails before any write. -#}
   {%- set batch = auto_cdc.read_batch(cfg, sql, temps, last_run, source, empty_run) -%}
   {%- set batch_sql = batch.statements -%}
+  {%- set clock = auto_cdc.stage_done('batch read', clock) -%}
   {%- set shape = auto_cdc.validate_batch(cfg, temps.batch, last_run, batch.checks) -%}
   {%- set looked_up = auto_cdc.read_columns(cfg, temps.batch, none if rebuild or empty_run else target_relation, cdc_tables) -%}
   {%- set batch_columns = looked_up.batch -%}
   {%- do auto_cdc.warn_text_sequence(cfg, batch_columns, temps.batch, none if rebuild else auto_cdc.stored_sequences(cfg, last_run, cdc_tables, target_relation)) -%}
   {%- do auto_cdc.enforce_contract(cfg, temps.batch) -%}
+  {%- set clock = auto_cdc.stage_done('checks', clock) -%}
 
   {#- 5. Tables: created when rebuilding; otherwise they follow the source's columns and types
          and the configuration. `--empty` changes nothing that exists (a first run creates the
@@ -75,7 +78,9 @@
   }) -%}
   {%- if not empty_run -%}{%- do writes.extend(auto_cdc.change_statements(run)) -%}{%- endif -%}
   {%- set dropped = [temps.probe, temps.batch, temps.history, temps.changes] + ([fence.noted] if fence and fence.noted else []) + ([] if empty_run else leftovers) -%}
+  {%- set clock = auto_cdc.stage_done('tables', clock) -%}
   {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, dropped, none if empty_run else auto_cdc.recorded_metrics_sql(run)) -%}
+  {%- do auto_cdc.stage_done('writes', clock) -%}
   {%- if empty_run -%}
     {%- do auto_cdc.report_empty_run(mode != 'create') -%}
   {%- else -%}

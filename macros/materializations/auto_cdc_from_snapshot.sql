@@ -9,6 +9,7 @@
   {%- set temps = auto_cdc.temp_relations(target_relation) -%}
   {%- set versions = auto_cdc.snapshot_version_source() -%}
   {%- set empty_run = auto_cdc.is_empty_run() -%}
+  {%- set clock = auto_cdc.stage_clock() -%}
 
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
@@ -43,11 +44,13 @@
     {#- 3. Batch: the snapshots, then (4. validated) compared into one batch of events. -#}
     {%- do batch_sql.extend(auto_cdc.read_snapshots(cfg, versions, temps, auto_cdc.no_rows_sql(sql) if empty_run else sql,
                                                     none if rebuild else cdc_tables.versions, catch_up=not empty_run)) -%}
+    {%- set clock = auto_cdc.stage_done('batch read', clock) -%}
     {%- do auto_cdc.validate_snapshots(cfg, temps, none if rebuild else cdc_tables.versions) -%}
     {%- set looked_up = auto_cdc.read_columns(cfg, temps.snapshots, none if rebuild else target_relation, cdc_tables) -%}
     {%- set snapshot_columns = looked_up.batch -%}
     {%- do auto_cdc.warn_text_sequence(cfg, snapshot_columns, temps.snapshots, none if rebuild else auto_cdc.stored_sequences(cfg, last_run, cdc_tables, target_relation)) -%}
     {%- do auto_cdc.enforce_contract(cfg, auto_cdc.snapshot_rows_as_batch(temps.snapshots)) -%}
+    {%- set clock = auto_cdc.stage_done('checks', clock) -%}
     {#- 5. Tables: they follow the snapshots' columns and types. From here on the run collects its
            writes, built from what it has read, and applies them together (7. apply_writes). The
            snapshots are compared with the target as those writes leave it (appended columns NULL). -#}
@@ -82,9 +85,10 @@
 
     {#- 6-8. Resolve, apply and record (the versions too); then the metrics, read back. A
         snapshot's events hold no truncates and no flows; its state keeps every key (SCD1). -#}
+    {%- set n_changes = auto_cdc.row_count(temps.batch) -%}
     {%- set run = auto_cdc.run_context(cfg, target_relation, cdc_tables, temps, {
         'now': now, 'full_refresh': rebuild,
-        'shape': {'n_events': auto_cdc.row_count(temps.batch), 'n_truncates': 0, 'n_deletes': none, 'flows': {}},
+        'shape': {'n_events': n_changes, 'n_identities': n_changes, 'n_truncates': 0, 'n_deletes': none, 'flows': {}},
         'known_columns': known_columns, 'state_layout': auto_cdc.chosen_state_layout(cfg, none, none, cdc_tables, target_relation).layout,
         'fence': none if rebuild or empty_run else auto_cdc.read_fence(existing.values() | list + auto_cdc.existing_change_feed(prepared.feed), temps, writes),
         'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed, 'previous_checkpoint': none,
@@ -94,8 +98,10 @@
       {%- do writes.append(auto_cdc.record_versions_sql(cdc_tables.versions, temps.read_versions, cdc_tables.runs, cfg.replace_using)) -%}
     {%- endif -%}
   {%- endif -%}
+  {%- set clock = auto_cdc.stage_done('tables', clock) if found else clock -%}
   {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, temps.values() | list + (leftovers if found and not empty_run else []),
                                            auto_cdc.recorded_metrics_sql(run) if found and not empty_run else none) -%}
+  {%- do auto_cdc.stage_done('writes', clock) -%}
   {%- if found and not empty_run -%}
     {%- do auto_cdc.report(auto_cdc.change_metrics(run, recorded)) -%}
   {%- elif found or untouched -%}

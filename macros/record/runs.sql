@@ -11,7 +11,14 @@
 
 
 {% macro recorded_metrics_columns() -%}
-  {{ return(['num_upserted_rows', 'num_deleted_rows', 'num_differing_redeliveries', 'differing_redelivery']) }}
+  {{ return(['num_upserted_rows', 'num_deleted_rows', 'num_differing_redeliveries', 'differing_redelivery'] + auto_cdc.reported_metrics()) }}
+{%- endmacro %}
+
+{% macro reported_metrics() -%}
+  {#- The run history's metrics that the log line and run_results.json report after the row
+      counts, in this order (docs/operations.md, "What each run reports"). -#}
+  {{ return(['num_events', 'num_applied_events', 'num_ignored_events', 'num_collapsed_duplicates', 'num_live_tombstones',
+             'duration_s', 'max_commit_time', 'lag_s']) }}
 {%- endmacro %}
 
 {% macro recorded_metrics_sql(run) -%}
@@ -30,7 +37,16 @@
   {%- if metrics.num_differing_redeliveries | int > 0 -%}
     {%- do auto_cdc.warn_differing_redeliveries(run.cfg, metrics.num_differing_redeliveries | int, metrics.differing_redelivery) -%}
   {%- endif -%}
-  {{ return({'n_events': run.shape.n_events, 'num_upserted_rows': metrics.num_upserted_rows | int, 'num_deleted_rows': metrics.num_deleted_rows | int}) }}
+  {%- set reported = {'num_upserted_rows': metrics.num_upserted_rows | int, 'num_deleted_rows': metrics.num_deleted_rows | int} -%}
+  {%- for name in auto_cdc.reported_metrics() if metrics[name] is not none -%}
+    {%- set value = metrics[name] -%}
+    {%- if name == 'max_commit_time' -%}{%- set value = (value | string).replace(' ', 'T') -%}{#- one word, ISO 8601 -#}
+    {%- elif name.endswith('_s') -%}{%- set value = value | string -%}{#- decimal(18, 3) -#}
+    {%- else -%}{%- set value = value | int -%}
+    {%- endif -%}
+    {%- do reported.update({name: value}) -%}
+  {%- endfor -%}
+  {{ return(reported) }}
 {%- endmacro %}
 
 
@@ -55,6 +71,7 @@
   {%- set n = cfg.seq_parts -%}
   {%- set runs = run.runs -%}
   {%- set checkpoint = cfg.checkpoint_column -%}
+  {%- set collapsed = run.shape.n_events - run.shape.n_truncates - run.shape.n_identities -%}
   insert into {{ runs }} ({{ auto_cdc.runs_column_names(cfg) | join(', ') }})
   with {{ auto_cdc.watermark_ctes(cfg, run.batch, runs) }}
   select
@@ -78,10 +95,106 @@
     {{ auto_cdc.string_literal(tojson(auto_cdc.recorded_state_config(run))) }},
     {{ auto_cdc.string_literal(tojson(run.flows)) if run.flows else 'null' }},
     redelivered.num_differing_redeliveries,
-    redelivered.differing_redelivery
+    redelivered.differing_redelivery,
+    {{ run.shape.n_events - collapsed }} - ignored.num_ignored_events,
+    ignored.num_ignored_events,
+    {{ collapsed }},
+    tombstones.num_live_tombstones,
+    cast({{ auto_cdc.seconds_between(run.now, auto_cdc.wall_clock()) }} as decimal(18, 3)),
+    source_commit.max_commit_time,
+    cast({{ auto_cdc.seconds_between('source_commit.max_commit_time', auto_cdc.wall_clock()) }} as decimal(18, 3))
   from watermark
   cross join ({{ auto_cdc.change_counts_sql(run.changes) }}) as counts
   cross join ({{ auto_cdc.differing_redeliveries_sql(run) }}) as redelivered
+  cross join ({{ auto_cdc.ignored_events_sql(run) }}) as ignored
+  cross join ({{ auto_cdc.live_tombstones_sql(run) }}) as tombstones
+  cross join ({{ auto_cdc.newest_commit_sql(run) }}) as source_commit
+{%- endmacro %}
+
+
+{% macro ignored_events_sql(run) -%}
+  {#- One row: how many of the batch's events (copies of one counted once) changed nothing
+      because what the state held was as new or newer: late, older than a stored delete or
+      truncate, or a replay of a stored event. A redelivery that differs from the stored event
+      replaces it, and counts as applied. Snapshots yield only changes: none. -#}
+  {%- if run.cfg.snapshot -%}
+    select cast(0 as {{ dbt.type_bigint() }}) as num_ignored_events
+  {%- elif run.cfg.scd_type == '1' -%}
+    {{ auto_cdc._scd1_ignored_events_sql(run) }}
+  {%- else -%}
+    {#- A replay of a stored event is the one new event the history leaves out (scd2_history_sql). #}
+    select {{ run.shape.n_identities }} - count(*) as num_ignored_events
+    from (select distinct {{ auto_cdc.quoted_list(auto_cdc.event_identity(run.cfg)) }} from {{ run.history }} where __cdc_new) as kept
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro _scd1_ignored_events_sql(run) -%}
+  {#- ignored_events_sql for SCD1, from what the resolve kept of the state before the run
+      (scd1_final_sql): an event is ignored at or below the key's live tombstone or the stored
+      truncate watermark, or when the key's last upsert and every column it writes (a delete:
+      every column it would clear) are as new. Over the CTE `stored_watermark` (watermark_ctes). -#}
+  {%- set cfg = run.cfg -%}
+  {%- set n = cfg.seq_parts -%}
+  {%- set columns_hold = [] -%}
+  {%- for column in cfg.value_columns if cfg.partial -%}
+    {%- set stored = auto_cdc.scd1_column_names(cfg, loop.index).stored_seq -%}
+    {%- set newer = auto_cdc.seq_cmp(stored, '__cdc_seq', n, '>=', 'c', 'e') -%}
+    {%- do columns_hold.append('case when e.__cdc_writes_' ~ loop.index ~ ' then ' ~ newer ~ " when e.__cdc_op = 'delete' then (c."
+                               ~ auto_cdc.seq_first(stored, n) ~ ' is null or ' ~ newer ~ ') else true end') -%}
+  {%- endfor -%}
+  select count(*) as num_ignored_events
+  from (
+    select distinct {{ auto_cdc.quoted_list(auto_cdc.event_identity(cfg), 'e.') }}
+    from (
+      select {{ auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) }}, __cdc_op
+        {%- for column in cfg.value_columns if cfg.partial %}, ({{ auto_cdc.writes_column(cfg, column) }}) as __cdc_writes_{{ loop.index }}{% endfor %}
+      from {{ run.batch }}
+      where __cdc_op <> 'truncate'
+    ) as e
+    join {{ run.changes }} as c on {{ auto_cdc.keys_match(cfg.key_columns, 'e', 'c') }}
+    left join stored_watermark as sw on 1 = 1
+    where ({{ auto_cdc.seq_cmp('__cdc_stored_delete_seq', '__cdc_seq', n, '>=', 'c', 'e') }}
+        or {{ auto_cdc.seq_cmp('__cdc_stored_truncate_seq', '__cdc_seq', n, '>=', 'sw', 'e') }}
+        or ({{ ([auto_cdc.seq_cmp('__cdc_stored_upsert_seq', '__cdc_seq', n, '>=', 'c', 'e')] + columns_hold) | join('\n          and ') }}))
+      and not (c.{{ auto_cdc.seq_first('__cdc_replaced_seq', n) }} is not null and {{ auto_cdc.seq_cmp('__cdc_replaced_seq', '__cdc_seq', n, '=', 'c', 'e') }})
+  ) as ignored
+{%- endmacro %}
+
+
+{% macro live_tombstones_sql(run) -%}
+  {#- One row: the SCD1 state's live tombstones after the run's writes (expired ones are gone:
+      write_state_statements), less those older than the truncate watermark, which a run
+      forgets after it is recorded (scd1_forget_dominated_sql). SCD2 keeps deletes as history:
+      NULL. Over the CTE `watermark` (watermark_ctes). -#}
+  {%- set n = run.cfg.seq_parts -%}
+  {%- if run.cfg.scd_type != '1' -%}
+    select cast(null as {{ dbt.type_bigint() }}) as num_live_tombstones
+  {%- else -%}
+    select count(*) as num_live_tombstones
+    from {{ run.state }} as s
+    cross join watermark as w
+    where s.{{ auto_cdc.seq_first('__cdc_delete_seq', n) }} is not null
+      and not {{ auto_cdc.seq_older('__cdc_delete_seq', '__cdc_watermark', n, 's', 'w') }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro newest_commit_sql(run) -%}
+  {#- One row: the newest source commit time applied so far (commit_time_column): this batch's
+      or an earlier run's, so a run with no events keeps the model's time and its lag grows. -#}
+  {%- set column = run.cfg.commit_time_column -%}
+  {%- set type = auto_cdc.type_timestamp_tz() -%}
+  {%- if not column -%}
+    select cast(null as {{ type }}) as max_commit_time
+  {%- else -%}
+    select max(__cdc_commit_time) as max_commit_time
+    from (
+      select cast(max({{ auto_cdc.quote_identifier(column) }}) as {{ type }}) as __cdc_commit_time from {{ run.batch }}
+      union all
+      select max_commit_time from {{ run.runs }} where run_id = (select max(run_id) from {{ run.runs }})
+    ) as commit_times
+  {%- endif -%}
 {%- endmacro %}
 
 
@@ -139,8 +252,11 @@
 
 
 {% macro report(metrics) -%}
-  {%- do auto_cdc.report_result('num_upserted_rows=' ~ metrics.num_upserted_rows ~ ' num_deleted_rows=' ~ metrics.num_deleted_rows,
-                                metrics.num_upserted_rows + metrics.num_deleted_rows) -%}
+  {#- `name=value` pairs, the row counts first (dbt's rows_affected is their sum); a metric
+      the run has no value for (lag without commit_time_column) is left out. -#}
+  {%- set pairs = [] -%}
+  {%- for name, value in metrics.items() -%}{%- do pairs.append(name ~ '=' ~ value) -%}{%- endfor -%}
+  {%- do auto_cdc.report_result(pairs | join(' '), metrics.num_upserted_rows + metrics.num_deleted_rows) -%}
 {%- endmacro %}
 
 

@@ -234,7 +234,13 @@
       case when {{ auto_cdc.seq_cmp('__cdc_batch_delete_seq', '__cdc_stored_delete_seq', n, '>') }} then {{ now }}
       else __cdc_stored_deleted_at end
     end as __cdc_deleted_at,
-    {{ auto_cdc.scd1_replaced_seq_sql(cfg) }}
+    {{ auto_cdc.scd1_replaced_seq_sql(cfg) }},
+    {#- What the state held before the run, for the events it ignores (ignored_events_sql). #}
+    {{ auto_cdc.seq_names('__cdc_stored_upsert_seq', n) | join(', ') }},
+    {{ auto_cdc.seq_names('__cdc_stored_delete_seq', n) | join(', ') }}
+    {%- for column in cfg.value_columns if cfg.partial %},
+    {{ auto_cdc.seq_names(auto_cdc.scd1_column_names(cfg, loop.index).stored_seq, n) | join(', ') }}
+    {%- endfor %}
   from resolved
 {%- endmacro %}
 

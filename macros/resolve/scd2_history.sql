@@ -55,7 +55,7 @@
   as_known as (
     {#- Bitemporal: the events known at each system time t of the key (system time <= t); of
         one business sequence seen at several system times, the latest counts (a correction). #}
-    select {{ keys }}, __cdc_asof, {{ seq_list }}, __cdc_op
+    select {{ keys }}, __cdc_asof, {{ seq_list }}, __cdc_sys, __cdc_op
       {%- for column in columns %}, {{ auto_cdc.quote_identifier(column) }}{% endfor %}
       {%- for flag in flags %}, {{ flag }}{% endfor %}, __cdc_arrived_at, __cdc_new, __cdc_replaces_stored, __cdc_replaced
     from (
@@ -289,7 +289,7 @@
   ),
 
   filled as (
-    select {{ partition }}, {{ seq_list }}, __cdc_op
+    select {{ partition }}, {{ seq_list }}{% if cfg.system_expr %}, __cdc_sys{% endif %}, __cdc_op
       {%- for column in cfg.value_columns %},
       case when __cdc_op = 'upsert' then first_value(case when {{ flags[loop.index0] }} then {{ auto_cdc.quote_identifier(column) }} end)
         over (partition by {{ partition }}, __cdc_group_{{ loop.index }} order by {{ seq_list }}) end as {{ auto_cdc.quote_identifier(column) }}

@@ -7,7 +7,7 @@
       `temps` (temp_relations): the relations. `facts`, every one required, nothing else:
         now              SQL for the run's clock (run_clock, read once per run)
         full_refresh     true when the run creates or rebuilds the model's tables
-        shape            validate_batch's counts: n_events, n_truncates, n_deletes, flows
+        shape            validate_batch's counts: n_events, n_identities, n_truncates, n_deletes, flows
         known_columns    the appended columns the stored SCD2 events know of (evolved_state)
         state_layout     SCD1's state layout (chosen_state_layout), none for SCD2
         fence            read_fence's answer, none where a transaction is the fence

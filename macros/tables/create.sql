@@ -120,8 +120,16 @@
 {% macro runs_added_columns() -%}
   {#- The run history's columns added since its first layout, as {name, data_type}: an older
       run history gains them, NULL in its earlier rows (runs_table_upgrade). -#}
+  {%- set seconds = 'decimal(18, 3)' -%}
   {{ return([{'name': 'num_differing_redeliveries', 'data_type': dbt.type_bigint()},
-             {'name': 'differing_redelivery', 'data_type': dbt.type_string()}]) }}
+             {'name': 'differing_redelivery', 'data_type': dbt.type_string()},
+             {'name': 'num_applied_events', 'data_type': dbt.type_bigint()},
+             {'name': 'num_ignored_events', 'data_type': dbt.type_bigint()},
+             {'name': 'num_collapsed_duplicates', 'data_type': dbt.type_bigint()},
+             {'name': 'num_live_tombstones', 'data_type': dbt.type_bigint()},
+             {'name': 'duration_s', 'data_type': seconds},
+             {'name': 'max_commit_time', 'data_type': auto_cdc.type_timestamp_tz()},
+             {'name': 'lag_s', 'data_type': seconds}]) }}
 {%- endmacro %}
 
 

@@ -64,7 +64,7 @@
     {%- do errors.extend(auto_cdc.conflicting_events(cfg, batch_relation)) -%}
   {%- endif -%}
   {%- do auto_cdc.raise_bad_data(cfg.model_name, errors) -%}
-  {{ return({'n_events': row['n_events'], 'n_truncates': row['n_truncates'], 'n_deletes': row['n_deletes'], 'flows': flows}) }}
+  {{ return({'n_events': row['n_events'], 'n_truncates': row['n_truncates'], 'n_deletes': row['n_deletes'], 'n_identities': row['n_identities'], 'flows': flows}) }}
 {%- endmacro %}
 
 

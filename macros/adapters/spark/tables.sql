@@ -119,6 +119,16 @@
 {%- endmacro %}
 
 
+{% macro spark__seconds_between(start, end) -%}
+  {{ return('((unix_micros(cast(' ~ end ~ ' as timestamp)) - unix_micros(cast(' ~ start ~ ' as timestamp))) / 1000000.0)') }}
+{%- endmacro %}
+
+{% macro spark__type_timestamp_tz() -%}
+  {#- Spark's timestamp is a point in time (shown in the session's time zone). -#}
+  {{ return('timestamp') }}
+{%- endmacro %}
+
+
 {% macro spark__type_change(stored, incoming) -%}
   {#- Iceberg widens fewer types than DuckDB and PostgreSQL: int to bigint, float to double, and
       a decimal's precision at the same scale. Any other widening would fail in its ALTER TABLE,
