@@ -94,15 +94,21 @@ def test_example_project_builds_and_passes_its_tests(example: Example) -> None:
         assert statuses["users_from_snapshot_function_matches_spec"] == "pass"
     assert "num_upserted_rows=3 num_deleted_rows=0" in next(str(r.message) for r in results if r.node.name == "users")
 
+    # The run history of the models it names, one row per run (docs/monitoring.md).
+    assert statuses["unique_cdc_dashboard_model_name"] == "pass"
+
     again = example.dbt("run", "--select", "users", "path:models/snapshots")
     assert len(again) == {"duckdb": 6, V2: 5, "postgres": 4}[example.adapter]
-    assert {str(r.message) for r in again} == {"num_upserted_rows=0 num_deleted_rows=0"}
+    assert {str(r.message).split(" num_events=")[0] for r in again} == {"num_upserted_rows=0 num_deleted_rows=0"}
+    # Read again, every event of `users` is a replay: ignored, none applied.
+    users_again = next(str(r.message) for r in again if r.node.name == "users")
+    assert " num_applied_events=0 " in users_again and " num_ignored_events=0 " not in users_again, users_again
 
     empty = example.dbt("build", "--empty")
     assert {str(r.status) for r in empty} <= {"success", "pass"}
     assert {str(r.message) for r in empty if r.node.name == "users"} == {
         "num_upserted_rows=0 num_deleted_rows=0 (--empty: nothing applied)"
     }
-    assert {str(r.message) for r in example.dbt("run", "--select", "users")} == {
+    assert {str(r.message).split(" num_events=")[0] for r in example.dbt("run", "--select", "users")} == {
         "num_upserted_rows=0 num_deleted_rows=0"
     }
