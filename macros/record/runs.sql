@@ -16,7 +16,7 @@
 
 {% macro reported_metrics() -%}
   {#- The run history's metrics that the log line and run_results.json report after the row
-      counts, in this order (docs/operations.md, "What each run reports"). -#}
+      counts, in this order (docs/monitoring.md, "What each run reports"). -#}
   {{ return(['num_events', 'num_applied_events', 'num_ignored_events', 'num_collapsed_duplicates', 'num_live_tombstones',
              'duration_s', 'max_commit_time', 'lag_s']) }}
 {%- endmacro %}
@@ -165,8 +165,9 @@
 {% macro live_tombstones_sql(run) -%}
   {#- One row: the SCD1 state's live tombstones after the run's writes (expired ones are gone:
       write_state_statements), less those older than the truncate watermark, which a run
-      forgets after it is recorded (scd1_forget_dominated_sql). SCD2 keeps deletes as history:
-      NULL. Over the CTE `watermark` (watermark_ctes). -#}
+      forgets after it is recorded (scd1_forget_dominated_sql). Found through the rows with a
+      delete time (tombstone_index_sql on PostgreSQL), so its cost follows the tombstones, not
+      the state. SCD2 keeps deletes as history: NULL. Over the CTE `watermark` (watermark_ctes). -#}
   {%- set n = run.cfg.seq_parts -%}
   {%- if run.cfg.scd_type != '1' -%}
     select cast(null as {{ dbt.type_bigint() }}) as num_live_tombstones
@@ -174,7 +175,7 @@
     select count(*) as num_live_tombstones
     from {{ run.state }} as s
     cross join watermark as w
-    where s.{{ auto_cdc.seq_first('__cdc_delete_seq', n) }} is not null
+    where s.__cdc_deleted_at is not null
       and not {{ auto_cdc.seq_older('__cdc_delete_seq', '__cdc_watermark', n, 's', 'w') }}
   {%- endif -%}
 {%- endmacro %}
