@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the example project (integration_tests/) on embedded DuckDB and prints the SCD1 table
 # and the SCD2 history that the SPEC 7.1/7.3 users change feed produces, and the history two
-# dated snapshot files give (SPEC 7.5). Installs the Python packages it needs.
+# dated snapshot files give (SPEC 7.5), and the dashboard of their runs. Installs the Python packages it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,3 +23,7 @@ echo
 echo "Two dated snapshot files (data/user_snapshots/) as SCD type 2 history (SPEC 7.5):"
 dbt show --profiles-dir . --target duckdb --quiet --limit 50 \
   --inline 'select * from {{ ref("users_from_files") }} order by "userId", "__START_AT"'
+echo
+echo "What each model's latest run did, from the dashboard model over auto_cdc.run_history() (docs/monitoring.md):"
+dbt show --profiles-dir . --target duckdb --quiet --limit 50 \
+  --inline 'select model_name, events_read, events_ignored, num_live_tombstones, duration_s from {{ ref("cdc_dashboard") }} order by model_name'
