@@ -102,8 +102,7 @@
       timestamp: the lag counts seconds from it. -#}
   {%- set name = values.commit_time_column -%}
   {%- if name is none -%}
-    {%- set name = source.names | select('equalto', '_dbz_committed_at') | first -%}
-    {{ return(name) }}
+    {{ return('_dbz_committed_at' if '_dbz_committed_at' in source.names else none) }}
   {%- endif -%}
   {%- set resolved = auto_cdc._resolve_one('commit_time_column', name, source.names, errors) -%}
   {%- set column = source.columns | selectattr('name', 'equalto', resolved) | first if resolved else none -%}
