@@ -25,6 +25,13 @@
 
 
 {#- _util/sql.sql -#}
+{% macro duckdb__wall_clock() -%}
+  {#- DuckDB's clock functions (current_timestamp, now(), get_current_timestamp()) all read the
+      transaction's start, and a run is one transaction; a version 7 UUID carries the time it
+      is made (to the millisecond). -#}
+  {{ return('uuid_extract_timestamp(uuidv7())') }}
+{%- endmacro %}
+
 {% macro duckdb__run_script(statements, result_sql) -%}
   {#- DuckDB runs a script of statements in one execute, under dbt v2 too. -#}
   {{ return(auto_cdc.script_in_one_call(statements, result_sql)) }}
@@ -147,14 +154,6 @@
 
 
 {#- adapters/capabilities.sql -#}
-{% macro duckdb__wall_clock() -%}
-  {#- DuckDB's clock functions (current_timestamp, now(), get_current_timestamp()) all read the
-      transaction's start, and a run is one transaction; a version 7 UUID carries the time it
-      is made (to the millisecond). -#}
-  {{ return('uuid_extract_timestamp(uuidv7())') }}
-{%- endmacro %}
-
-
 {% macro duckdb__capabilities() -%}
   {#- One process writes a database file at a time, and a run is one transaction, whose
       current_timestamp is its start. No indexes: DuckDB joins by hashing and prunes with zone

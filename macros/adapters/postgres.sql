@@ -30,6 +30,15 @@
 
 
 {#- _util/sql.sql -#}
+{% macro postgres__wall_clock() -%}
+  {#- current_timestamp is the transaction's start, and a run is one transaction. -#}
+  {{ return('clock_timestamp()') }}
+{%- endmacro %}
+
+{% macro postgres__seconds_between(start, end) -%}
+  {{ return('extract(epoch from (cast(' ~ end ~ ' as timestamp with time zone) - cast(' ~ start ~ ' as timestamp with time zone)))') }}
+{%- endmacro %}
+
 {% macro postgres__run_script(statements, result_sql) -%}
   {#- psycopg2 sends a script of statements as one query; in dbt's transaction, the first that
       fails undoes them all. -#}
@@ -159,16 +168,6 @@
 
 
 {#- public/as_of.sql -#}
-{% macro postgres__wall_clock() -%}
-  {#- current_timestamp is the transaction's start, and a run is one transaction. -#}
-  {{ return('clock_timestamp()') }}
-{%- endmacro %}
-
-{% macro postgres__seconds_between(start, end) -%}
-  {{ return('extract(epoch from (cast(' ~ end ~ ' as timestamp with time zone) - cast(' ~ start ~ ' as timestamp with time zone)))') }}
-{%- endmacro %}
-
-
 {% macro postgres__first_sequence_field(relation, data_type) -%}
   {#- The model's composite sequence type (state_relations().seq_type): its first attribute. -#}
   {%- set seq_type = auto_cdc.state_relations(relation).seq_type -%}
