@@ -92,6 +92,22 @@ def test_a_run_reports_what_it_did_with_its_events(project: CdcProject, scd_type
         assert response["_message"] == message and response["code"] == "AUTO_CDC", response
 
 
+@pytest.mark.not_on_v2("dbt v2 runs each statement on a connection of its own: a session setting does not last")
+def test_a_commit_time_without_a_time_zone_is_read_as_utc(project: CdcProject) -> None:
+    """Whatever the session's time zone (DuckDB's default is the machine's)."""
+    project.create_table("events", EVENTS)
+    project.insert("events", FIRST)
+    zone = "set TimeZone = 'America/New_York'" if project.adapter == "duckdb" else "set time zone 'America/New_York'"
+    project.model("dim", MODEL, **CONFIG, pre_hook=zone)
+    project.run()
+    ((max_commit_time, lag, duration, applied_at),) = _history(
+        project, "dim", "max_commit_time, lag_s, duration_s, applied_at"
+    )
+    assert _as_utc(max_commit_time) == dt.datetime(2026, 12, 6, 10, 0, 3, tzinfo=dt.timezone.utc)
+    behind = (_as_utc(applied_at) - _as_utc(max_commit_time)).total_seconds()
+    assert abs(float(lag) - float(duration) - behind) < 0.01, (lag, duration, behind)
+
+
 def test_without_a_commit_time_there_is_no_lag(project: CdcProject) -> None:
     project.create_table("events", EVENTS)
     project.insert("events", FIRST)

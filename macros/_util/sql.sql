@@ -272,3 +272,13 @@
 {% macro default__type_timestamp_tz() -%}
   {{ return('timestamp with time zone') }}
 {%- endmacro %}
+
+
+{% macro utc_instant_sql(expr) -%}
+  {#- SQL: the point in time of `expr`, a timestamp without a time zone or a date, read as UTC. -#}
+  {{ return(adapter.dispatch('utc_instant_sql', 'auto_cdc')(expr)) }}
+{%- endmacro %}
+
+{% macro default__utc_instant_sql(expr) -%}
+  {{ return("timezone('UTC', cast(" ~ expr ~ " as timestamp))") }}
+{%- endmacro %}

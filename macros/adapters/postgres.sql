@@ -35,6 +35,10 @@
   {{ return('clock_timestamp()') }}
 {%- endmacro %}
 
+{% macro postgres__utc_instant_sql(expr) -%}
+  {{ return("(cast(" ~ expr ~ " as timestamp) at time zone 'UTC')") }}
+{%- endmacro %}
+
 {% macro postgres__seconds_between(start, end) -%}
   {{ return('extract(epoch from (cast(' ~ end ~ ' as timestamp with time zone) - cast(' ~ start ~ ' as timestamp with time zone)))') }}
 {%- endmacro %}

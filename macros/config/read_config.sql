@@ -40,7 +40,7 @@
   {%- set tracked = auto_cdc._read_tracked(values, columns.value_columns, sequence.columns + [system.column], source_columns, errors) -%}
   {%- set checkpoint_column = auto_cdc._resolve_one('checkpoint_column', values.checkpoint_column, source_columns, errors) -%}
   {%- set flows = auto_cdc._read_flows(flows, values, scd_type, sequence, columns, ctu_column, checkpoint_column, errors) if flows else [] -%}
-  {%- set commit_time_column = none if snapshot else auto_cdc._read_commit_time_column(values, source, errors) -%}
+  {%- set commit_time = {'column': none, 'zoned': false} if snapshot else auto_cdc._read_commit_time_column(values, source, errors) -%}
   {%- set change_feed = auto_cdc._read_change_feed(fields, values, scd_type, sequence, columns.written_columns, errors)
                         if values.change_feed is not sameas false or values.change_feed_retention is not none
                         else {'enabled': false, 'retention': none} -%}
@@ -76,7 +76,8 @@
       'columns_to_update': ctu_column,
       'partial': partial.partial,
       'checkpoint_column': none if flows else checkpoint_column,
-      'commit_time_column': commit_time_column,
+      'commit_time_column': commit_time.column,
+      'commit_time_zoned': commit_time.zoned,
       'flows': flows,
       'tombstone_retention': values.tombstone_retention,
       'on_schema_change': values.on_schema_change,
@@ -99,24 +100,33 @@
 {% macro _read_commit_time_column(values, source, errors) -%}
   {#- The column holding each event's source commit time, for the run's lag (record_run_sql):
       as set, or the Debezium macro's `_dbz_committed_at` when the query has it. A date or a
-      timestamp: the lag counts seconds from it. -#}
+      timestamp: the lag counts seconds from it. Returns {'column', 'zoned'}: `zoned` when its
+      values are points in time; the others are read as UTC (newest_commit_sql). -#}
   {%- set name = values.commit_time_column -%}
-  {%- if name is none -%}
-    {{ return('_dbz_committed_at' if '_dbz_committed_at' in source.names else none) }}
-  {%- endif -%}
+  {%- if name is none and '_dbz_committed_at' in source.names -%}{%- set name = '_dbz_committed_at' -%}{%- endif -%}
   {%- set resolved = auto_cdc._resolve_one('commit_time_column', name, source.names, errors) -%}
   {%- set column = source.columns | selectattr('name', 'equalto', resolved) | first if resolved else none -%}
   {%- if column and not auto_cdc.is_time_type(column.data_type) -%}
     {%- do errors.append("`commit_time_column` '" ~ resolved ~ "' is " ~ column.data_type
         ~ ", not a date or timestamp: cast it in the model query (e.g. to_timestamp(ts_ms / 1000.0)).") -%}
   {%- endif -%}
-  {{ return(resolved) }}
+  {{ return({'column': resolved, 'zoned': column is not none and auto_cdc.has_time_zone(column.data_type)}) }}
 {%- endmacro %}
 
 
 {% macro is_time_type(data_type) -%}
   {%- set type = data_type | lower -%}
   {{ return(type.startswith('timestamp') or type.startswith('date') or type.startswith('datetime')) }}
+{%- endmacro %}
+
+
+{% macro has_time_zone(data_type) -%}
+  {#- Does a column of this type hold points in time (not a wall-clock time without a zone)? -#}
+  {{ return(adapter.dispatch('has_time_zone', 'auto_cdc')(data_type | lower)) }}
+{%- endmacro %}
+
+{% macro default__has_time_zone(data_type) -%}
+  {{ return('with time zone' in data_type or data_type.startswith('timestamptz')) }}
 {%- endmacro %}
 
 

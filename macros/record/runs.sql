@@ -183,7 +183,8 @@
 
 {% macro newest_commit_sql(run) -%}
   {#- One row: the newest source commit time applied so far (commit_time_column): this batch's
-      or an earlier run's, so a run with no events keeps the model's time and its lag grows. -#}
+      or an earlier run's, so a run with no events keeps the model's time and its lag grows. A
+      time without a zone (or a date) is read as UTC, whatever the session's time zone. -#}
   {%- set column = run.cfg.commit_time_column -%}
   {%- set type = auto_cdc.type_timestamp_tz() -%}
   {%- if not column -%}
@@ -191,7 +192,9 @@
   {%- else -%}
     select max(__cdc_commit_time) as max_commit_time
     from (
-      select cast(max({{ auto_cdc.quote_identifier(column) }}) as {{ type }}) as __cdc_commit_time from {{ run.batch }}
+      {%- set value = auto_cdc.quote_identifier(column) %}
+      select {{ 'cast(max(' ~ value ~ ') as ' ~ type ~ ')' if run.cfg.commit_time_zoned else 'max(' ~ auto_cdc.utc_instant_sql(value) ~ ')' }} as __cdc_commit_time
+      from {{ run.batch }}
       union all
       select max_commit_time from {{ run.runs }} where run_id = (select max(run_id) from {{ run.runs }})
     ) as commit_times

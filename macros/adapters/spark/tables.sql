@@ -123,6 +123,16 @@
   {{ return('((unix_micros(cast(' ~ end ~ ' as timestamp)) - unix_micros(cast(' ~ start ~ ' as timestamp))) / 1000000.0)') }}
 {%- endmacro %}
 
+{% macro spark__has_time_zone(data_type) -%}
+  {#- Spark's `timestamp` is a point in time; `timestamp_ntz` is not. -#}
+  {{ return(data_type.startswith('timestamp') and 'ntz' not in data_type) }}
+{%- endmacro %}
+
+{% macro spark__utc_instant_sql(expr) -%}
+  {#- A `timestamp_ntz` or a date: its wall-clock time in UTC, as a point in time. -#}
+  {{ return("cast(convert_timezone('UTC', current_timezone(), cast(" ~ expr ~ " as timestamp_ntz)) as timestamp)") }}
+{%- endmacro %}
+
 {% macro spark__type_timestamp_tz() -%}
   {#- Spark's timestamp is a point in time (shown in the session's time zone). -#}
   {{ return('timestamp') }}
