@@ -1,5 +1,5 @@
 {#- Public: the run histories of auto_cdc models as one relation, for dashboards, freshness
-    checks and tests (docs/operations.md, "Watching many models"). In: the models, or none for
+    checks and tests (docs/monitoring.md, "Watching many models"). In: the models, or none for
     every auto_cdc model of the project. Out: a query with a row per applied run. -#}
 
 {% macro run_history(models=none) -%}
@@ -22,24 +22,25 @@
           ~ auto_cdc.state_relations(target).runs.identifier ~ "): it is not an auto_cdc model, or it has not run yet. Run it first, or leave it out of `models`.") -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- set columns = auto_cdc.run_history_columns() -%}
   {%- set found = auto_cdc.columns_of(histories | map(attribute=1) | list) if histories else [] -%}
   {%- set selects = [] -%}
   {%- for name, runs in histories -%}
     {%- set present = found[loop.index0] | map(attribute='name') | map('lower') | list -%}
-    {%- set parts = ['cast(' ~ auto_cdc.string_literal(name) ~ ' as ' ~ dbt.type_string() ~ ') as model_name'] -%}
-    {%- for column in columns -%}
-      {%- do parts.append(column.name if column.name in present else 'cast(null as ' ~ column.data_type ~ ') as ' ~ column.name) -%}
-    {%- endfor -%}
-    {%- do selects.append('select ' ~ parts | join(', ') ~ ' from ' ~ runs) -%}
+    {%- do selects.append(auto_cdc._run_history_select(auto_cdc.string_literal(name), present, 'from ' ~ runs)) -%}
   {%- endfor -%}
-  {%- if not selects -%}
-    {#- Nothing has run yet (or the project is being parsed): the columns, no rows. -#}
-    {%- set parts = ['cast(null as ' ~ dbt.type_string() ~ ') as model_name'] -%}
-    {%- for column in columns -%}{%- do parts.append('cast(null as ' ~ column.data_type ~ ') as ' ~ column.name) -%}{%- endfor -%}
-    {%- do selects.append('select ' ~ parts | join(', ') ~ ' where 1 = 0') -%}
-  {%- endif -%}
-  {{ selects | join('\nunion all\n') }}
+  {#- Nothing has run yet (or the project is being parsed): the columns, no rows. -#}
+  {{ selects | join('\nunion all\n') if selects else auto_cdc._run_history_select('null', [], 'where 1 = 0') }}
+{%- endmacro %}
+
+
+{% macro _run_history_select(model_name, present, rest) -%}
+  {#- One model's select of run_history: `model_name` (SQL), then each column, NULL where its run
+      history lacks it (`present`: the names it has), then `rest` (its FROM). -#}
+  {%- set parts = ['cast(' ~ model_name ~ ' as ' ~ dbt.type_string() ~ ') as model_name'] -%}
+  {%- for column in auto_cdc.run_history_columns() -%}
+    {%- do parts.append(column.name if column.name in present else 'cast(null as ' ~ column.data_type ~ ') as ' ~ column.name) -%}
+  {%- endfor -%}
+  {{ return('select ' ~ parts | join(', ') ~ ' ' ~ rest) }}
 {%- endmacro %}
 
 
