@@ -451,7 +451,7 @@ class CdcProject:
         return {table: self.rows(table) for table in tables if self.exists(table)}
 
     def cdc_tables(self, model: str) -> tuple[str, ...]:
-        suffixes = ("__cdc_state", "__cdc_runs", "__cdc_versions", "__cdc_changes")
+        suffixes = ("__cdc_state", "__cdc_runs", "__cdc_versions", "__cdc_changes", "__cdc_quarantine")
         return (model, *(derived_name(model, suffix) for suffix in suffixes))
 
     def recorded_runs(self, model: str, invocation_id: str) -> list[tuple[Any, ...]]:

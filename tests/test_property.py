@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from harness import HYPOTHESIS_EXAMPLES as EXAMPLES
 from harness import CdcProject, derived_name
-from reference import Event, as_rows, bitemporal, ignored_events, scd1, scd2
+from reference import Event, as_rows, bitemporal, ignored_events, scd1, scd2, set_aside, sort_rows
 from scenarios import CITY_EVENTS, CONFIG, MODEL, TRUNCATING_CONFIG, run_batches
 
 COLUMNS = ["name", "city"]
@@ -316,3 +316,69 @@ def test_bitemporal_history_for_any_split_matches_the_reference(
         ignore_null={"name", "city"} if mode == "ignore_null_updates" else set(),
     )
     assert module_project.rows("dim") == expected
+
+
+@st.composite
+def feeds_with_bad_rows(draw: st.DrawFn, with_truncates: bool) -> list[list[tuple[Any, ...]]]:
+    """split_feeds' runs, each with bad rows mixed in at random places: NULL keys, NULL
+    sequences, and a different event at the key and sequence of one of the run's own."""
+    _, batches = draw(split_feeds(False, with_truncates))
+    mixed = []
+    for batch in batches:
+        rows = list(batch)
+        for _ in range(draw(st.integers(0, 3))):
+            kind = draw(st.sampled_from(["null_key", "null_sequence", "conflict"]))
+            name = draw(st.sampled_from(["a", "bad", None]))
+            if kind == "null_key":
+                bad: tuple[Any, ...] = (None, name, "x", draw(st.sampled_from("UD")), draw(st.integers(1, 9)))
+            elif kind == "null_sequence":
+                bad = (draw(st.integers(1, 3)), name, "x", "U", None)
+            else:
+                upserts = [row for row in rows if row[3] == "U" and row[0] is not None]
+                if not upserts:
+                    continue
+                key, old_name, city, _, seq = draw(st.sampled_from(upserts))
+                bad = (key, f"{old_name}!", city, "U", seq)
+            rows.insert(draw(st.integers(0, len(rows))), bad)
+        mixed.append(rows)
+    return mixed
+
+
+QUARANTINED_MODES: dict[str, dict[str, Any]] = {
+    "scd1": TRUNCATING_CONFIG,
+    "scd2": {**CONFIG, "stored_as_scd_type": 2},
+}
+
+
+@pytest.mark.parametrize("mode", QUARANTINED_MODES)
+@SETTINGS
+@given(data=st.data())
+def test_quarantined_runs_apply_the_good_rows_and_keep_the_bad(
+    module_project: CdcProject, mode: str, data: st.DataObject
+) -> None:
+    """SPEC 6.7: each run applies its good rows as if the bad ones had never arrived
+    (reference.set_aside, per run: a conflict is between the events of one run) and keeps the
+    bad ones in the quarantine table, a row once however often it is read."""
+    batches = data.draw(feeds_with_bad_rows(with_truncates=mode == "scd1"))
+    _load_and_run(module_project, batches, False, {**QUARANTINED_MODES[mode], "on_bad_rows": "quarantine"})
+    good: dict[tuple[Any, ...], Event] = {}
+    quarantined: list[tuple[Any, ...]] = []
+    per_run = []
+    for batch in batches:
+        kept, bad = set_aside(_events(batch, False), COLUMNS)
+        good.update({(e.key, e.seq, e.op, *e.values.values()): e for e in kept})
+        rows = [(e.key, e.values["name"], e.values["city"], e.op, e.seq, reason) for e, reason in bad]
+        quarantined += [row for row in rows if row[:5] not in {q[:5] for q in quarantined}]
+        per_run.append((len(batch), len(bad)))
+    if mode == "scd1":
+        expected = as_rows(scd1(list(good.values()), COLUMNS), COLUMNS)
+    else:
+        expected = scd2(list(good.values()), COLUMNS)
+    assert module_project.rows("dim") == expected
+    table = module_project.relation(derived_name("dim", "__cdc_quarantine"))
+    op = {"U": "upsert", "D": "delete", "T": "truncate"}
+    stored = module_project.query(f"select id, name, city, op, seq, _cdc_reason from {table}") if quarantined else []
+    assert sort_rows((r[0], r[1], r[2], op[r[3]], r[4], r[5]) for r in stored) == sort_rows(quarantined)
+    runs = module_project.relation(derived_name("dim", "__cdc_runs"))
+    recorded = module_project.query(f"select num_events, num_quarantined_rows from {runs} order by run_id")
+    assert [tuple(int(v) for v in row) for row in recorded] == per_run

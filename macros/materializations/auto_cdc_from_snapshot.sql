@@ -88,7 +88,7 @@
     {%- set n_changes = auto_cdc.row_count(temps.batch) -%}
     {%- set run = auto_cdc.run_context(cfg, target_relation, cdc_tables, temps, {
         'now': now, 'full_refresh': rebuild,
-        'shape': {'n_events': n_changes, 'n_identities': n_changes, 'n_truncates': 0, 'n_deletes': none, 'flows': {}},
+        'shape': {'n_events': n_changes, 'n_identities': n_changes, 'n_truncates': 0, 'n_deletes': none, 'n_quarantined': 0, 'flows': {}},
         'known_columns': known_columns, 'state_layout': auto_cdc.chosen_state_layout(cfg, none, none, cdc_tables, target_relation).layout,
         'fence': none if rebuild or empty_run else auto_cdc.read_fence(existing.values() | list + auto_cdc.existing_change_feed(prepared.feed), temps, writes),
         'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed, 'previous_checkpoint': none,

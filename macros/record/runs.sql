@@ -17,8 +17,8 @@
 {% macro reported_metrics() -%}
   {#- The run history's metrics that the log line and run_results.json report after the row
       counts, in this order (docs/monitoring.md, "What each run reports"). -#}
-  {{ return(['num_events', 'num_applied_events', 'num_ignored_events', 'num_collapsed_duplicates', 'num_live_tombstones',
-             'duration_s', 'max_commit_time', 'lag_s']) }}
+  {{ return(['num_events', 'num_applied_events', 'num_ignored_events', 'num_collapsed_duplicates', 'num_quarantined_rows',
+             'num_live_tombstones', 'duration_s', 'max_commit_time', 'lag_s']) }}
 {%- endmacro %}
 
 {% macro recorded_metrics_sql(run) -%}
@@ -79,13 +79,13 @@
     {{ auto_cdc.string_literal(invocation_id) }},
     {{ run.now }},
     {{ 'true' if run.full_refresh else 'false' }},
-    {{ run.shape.n_events }},
+    {{ run.shape.n_events + run.shape.n_quarantined }},
     counts.num_upserted_rows,
     counts.num_deleted_rows + {{ run.replaced_rows }},
     {%- if checkpoint %}
     {{ auto_cdc.string_literal(checkpoint) }},
     coalesce(
-      (select cast(max({{ auto_cdc.quote_identifier(checkpoint) }}) as {{ dbt.type_string() }}) from {{ run.batch }}),
+      (select cast(max({{ auto_cdc.quote_identifier(checkpoint) }}) as {{ dbt.type_string() }}) from {{ run.read }}),
       {{ 'null' if run.previous_checkpoint is none else auto_cdc.string_literal(run.previous_checkpoint) }}
     ),
     {%- else %}
@@ -102,7 +102,8 @@
     tombstones.num_live_tombstones,
     cast({{ auto_cdc.seconds_between(run.now, auto_cdc.wall_clock()) }} as decimal(18, 3)),
     source_commit.max_commit_time,
-    cast({{ auto_cdc.seconds_between('source_commit.max_commit_time', auto_cdc.wall_clock()) }} as decimal(18, 3))
+    cast({{ auto_cdc.seconds_between('source_commit.max_commit_time', auto_cdc.wall_clock()) }} as decimal(18, 3)),
+    {{ run.shape.n_quarantined if cfg.quarantine else 'null' }}
   from watermark
   cross join ({{ auto_cdc.change_counts_sql(run.changes) }}) as counts
   cross join ({{ auto_cdc.differing_redeliveries_sql(run) }}) as redelivered

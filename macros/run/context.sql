@@ -7,7 +7,7 @@
       `temps` (temp_relations): the relations. `facts`, every one required, nothing else:
         now              SQL for the run's clock (run_clock, read once per run)
         full_refresh     true when the run creates or rebuilds the model's tables
-        shape            validate_batch's counts: n_events, n_identities, n_truncates, n_deletes, flows
+        shape            validate_batch's counts: n_events, n_identities, n_truncates, n_deletes, n_quarantined, flows
         known_columns    the appended columns the stored SCD2 events know of (evolved_state)
         state_layout     SCD1's state layout (chosen_state_layout), none for SCD2
         fence            read_fence's answer, none where a transaction is the fence
@@ -26,6 +26,7 @@
   {%- endif -%}
   {%- set run = {'cfg': cfg, 'target': target, 'state': cdc_tables.state, 'runs': cdc_tables.runs,
                  'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
+                 'read': temps.raw if cfg.quarantine else temps.batch, 'bad': temps.bad, 'quarantine': cdc_tables.quarantine,
                  'truncating': facts.shape.n_truncates > 0, 'flows': facts.shape.flows} -%}
   {%- do run.update(facts) -%}
   {{ return(run) }}

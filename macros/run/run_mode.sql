@@ -8,13 +8,14 @@
   {{ return(flags.EMPTY is sameas true) }}
 {%- endmacro %}
 {% macro state_relations(target_relation) -%}
-  {#- Per-key state and run history (and for snapshots the processed versions) live next to
-      the target, named after it. -#}
-  {%- set names = auto_cdc.derived_names(target_relation.identifier, ['__cdc_state', '__cdc_runs', '__cdc_versions', '__cdc_seq']) -%}
+  {#- Per-key state and run history (for snapshots the processed versions; with
+      on_bad_rows='quarantine' the rows set aside) live next to the target, named after it. -#}
+  {%- set names = auto_cdc.derived_names(target_relation.identifier, ['__cdc_state', '__cdc_runs', '__cdc_versions', '__cdc_quarantine', '__cdc_seq']) -%}
   {{ return({
       'state': target_relation.incorporate(path={'identifier': names['__cdc_state']}, type='table'),
       'runs': target_relation.incorporate(path={'identifier': names['__cdc_runs']}, type='table'),
       'versions': target_relation.incorporate(path={'identifier': names['__cdc_versions']}, type='table'),
+      'quarantine': target_relation.incorporate(path={'identifier': names['__cdc_quarantine']}, type='table'),
       'seq_type': auto_cdc.quote_identifier(target_relation.schema) ~ '.' ~ auto_cdc.quote_identifier(names['__cdc_seq']),
   }) }}
 {%- endmacro %}
@@ -32,6 +33,7 @@
       are tables next to the target, replaced by each run and dropped at its end. -#}
   {%- set v2 = auto_cdc.dbt_v2() -%}
   {%- set kinds = [('probe', '__cdc_tmp_probe', 'table'), ('batch', '__cdc_tmp_batch', 'table'),
+                   ('raw', '__cdc_tmp_raw', 'table'), ('bad', '__cdc_tmp_bad', 'table'),
                    ('history', '__cdc_tmp_history', 'table'), ('changes', '__cdc_tmp_changes', 'table'),
                    ('snapshots', '__cdc_tmp_snapshots', 'table'), ('read_versions', '__cdc_tmp_read_versions', 'table'),
                    ('last_version', '__cdc_last_version', 'table'), ('current_version', '__cdc_current_version', 'table'),

@@ -129,7 +129,8 @@
              {'name': 'num_live_tombstones', 'data_type': dbt.type_bigint()},
              {'name': 'duration_s', 'data_type': seconds},
              {'name': 'max_commit_time', 'data_type': auto_cdc.type_timestamp_tz()},
-             {'name': 'lag_s', 'data_type': seconds}]) }}
+             {'name': 'lag_s', 'data_type': seconds},
+             {'name': 'num_quarantined_rows', 'data_type': dbt.type_bigint()}]) }}
 {%- endmacro %}
 
 

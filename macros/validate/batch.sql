@@ -2,8 +2,9 @@
     Database Error naming the bad rows (NULL keys, sequences or checkpoints, conflicting
     duplicates) before anything is written; a warning for a sequence that orders as text. -#}
 
-{% macro batch_checks_sql(cfg, batch_relation) -%}
-  {#- One row: the batch's size and, per rule validate_batch enforces, how many events break it. -#}
+{% macro batch_checks_sql(cfg, batch_relation, bad=none) -%}
+  {#- One row: the batch's size and, per rule validate_batch enforces, how many events break it
+      (and how many rows were set aside in `bad`, on_bad_rows='quarantine'). -#}
   {%- set keys = cfg.key_columns -%}
   {%- set seq_names = auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}
   select
@@ -29,6 +30,9 @@
     (select count(*) from (
       select distinct {{ auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) }} from {{ batch_relation }} where __cdc_op <> 'truncate'
     ) as identities) as n_identities
+    {%- if bad is not none %},
+    (select count(*) from {{ bad }}) as n_quarantined
+    {%- endif %}
   from {{ batch_relation }}
 {%- endmacro %}
 
@@ -64,7 +68,8 @@
     {%- do errors.extend(auto_cdc.conflicting_events(cfg, batch_relation)) -%}
   {%- endif -%}
   {%- do auto_cdc.raise_bad_data(cfg.model_name, errors) -%}
-  {{ return({'n_events': row['n_events'], 'n_truncates': row['n_truncates'], 'n_deletes': row['n_deletes'], 'n_identities': row['n_identities'], 'flows': flows}) }}
+  {{ return({'n_events': row['n_events'], 'n_truncates': row['n_truncates'], 'n_deletes': row['n_deletes'], 'n_identities': row['n_identities'],
+             'n_quarantined': row['n_quarantined'] if cfg.quarantine else 0, 'flows': flows}) }}
 {%- endmacro %}
 
 
@@ -100,14 +105,7 @@
   {%- set identity = auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) -%}
   {%- set query -%}
     with events as (
-      select distinct {{ identity }}, __cdc_op
-        {%- for column in cfg.value_columns %}
-        {%- set writes = auto_cdc.writes_column(cfg, column) %},
-        case when {{ writes }} then {{ auto_cdc.comparable(cfg, column) }} end as __cdc_v{{ loop.index }}
-        {%- if cfg.columns_to_update %}, case when {{ writes }} then 1 else 0 end as __cdc_w{{ loop.index }}{% endif %}
-        {%- endfor %}
-      from {{ batch_relation }}
-      where __cdc_op <> 'truncate'
+      {{ auto_cdc.distinct_events_sql(cfg, batch_relation) }}
     ),
     conflicts as (
       select {{ identity }} from events group by {{ identity }} having count(*) > 1
@@ -155,6 +153,21 @@
       ~ " column that orders them to `sequence_by` (e.g. sequence_by=['" ~ (cfg.sequence_labels + [tie_breaker]) | join("', '")
       ~ "']); if one is a stale copy, filter it out in the model query. (Events that agree on everything the target keeps are one"
       ~ " event, whatever else differs.)"]) }}
+{%- endmacro %}
+
+
+{% macro distinct_events_sql(cfg, batch_relation, condition=none) -%}
+  {#- The batch's events (but truncates) as what the target and the state keep of them:
+      identity, kind and per value column what it writes, once each (`condition`: of the rows
+      where it holds). Two rows of one identity here are a conflict. -#}
+  select distinct {{ auto_cdc.quoted_list(auto_cdc.event_identity(cfg)) }}, __cdc_op
+    {%- for column in cfg.value_columns %}
+    {%- set writes = auto_cdc.writes_column(cfg, column) %},
+    case when {{ writes }} then {{ auto_cdc.comparable(cfg, column) }} end as __cdc_v{{ loop.index }}
+    {%- if cfg.columns_to_update %}, case when {{ writes }} then 1 else 0 end as __cdc_w{{ loop.index }}{% endif %}
+    {%- endfor %}
+  from {{ batch_relation }}
+  where __cdc_op <> 'truncate'{% if condition %} and {{ condition }}{% endif %}
 {%- endmacro %}
 
 

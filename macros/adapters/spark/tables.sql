@@ -23,7 +23,7 @@
 
 {% macro spark__temp_relations(target_relation) -%}
   {%- set run_tag = invocation_id | replace('-', '') -%}
-  {%- set tables = ['batch', 'history', 'changes', 'snapshots', 'read_versions', 'last_version', 'current_version', 'fence'] -%}
+  {%- set tables = ['batch', 'raw', 'bad', 'history', 'changes', 'snapshots', 'read_versions', 'last_version', 'current_version', 'fence'] -%}
   {#- Views without rows or over the source only: temporary views. -#}
   {%- set views = ['probe', 'current_snapshot'] -%}
   {%- set suffix = {} -%}

@@ -1,0 +1,120 @@
+"""Bad rows set aside (SPEC 6.7, on_bad_rows='quarantine'): the rows that would fail the run go
+to <model>__cdc_quarantine with their reason, and the rest applies as if they had never arrived.
+Random feeds with random bad rows, split into runs, are checked against the reference model in
+test_property.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness import CdcProject, derived_name
+from scenarios import fails
+
+pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
+
+EVENTS = {"id": "integer", "v": "varchar", "seq": "integer", "op": "varchar", "loaded": "integer"}
+MODEL = "select * from {{ target.schema }}.events"
+CONFIG = {"keys": ["id"], "sequence_by": "seq", "apply_as_deletes": "op = 'd'", "on_bad_rows": "quarantine"}
+FIRST = [
+    (1, "a", 1, "u", 1),
+    (1, "a", 1, "u", 1),  # a copy: one event
+    (2, "b", 1, "u", 1),
+    (None, "no key", 1, "u", 1),
+    (3, "no sequence", None, "u", 1),
+    (4, "x", 2, "u", 1),  # two different events at one key and sequence:
+    (4, "y", 2, "u", 1),  # both set aside
+    (4, "older", 1, "u", 1),  # applies: the conflict is at sequence 2 only
+]
+SET_ASIDE = [
+    (None, "no key", 1, "u", 1, "null_key"),
+    (3, "no sequence", None, "u", 1, "null_sequence"),
+    (4, "x", 2, "u", 1, "conflicting_duplicate"),
+    (4, "y", 2, "u", 1, "conflicting_duplicate"),
+]
+
+
+def _quarantined(project: CdcProject, model: str = "dim") -> list[tuple[Any, ...]]:
+    table = project.relation(derived_name(model, "__cdc_quarantine"))
+    return project.query(f"select id, v, seq, op, loaded, _cdc_reason from {table} order by v")
+
+
+def _runs(project: CdcProject, model: str = "dim") -> list[tuple[int, ...]]:
+    runs = project.relation(derived_name(model, "__cdc_runs"))
+    query = f"select num_events, num_applied_events, num_quarantined_rows from {runs} order by run_id"
+    return [tuple(int(value) for value in row) for row in project.query(query)]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("scd_type", [1, 2])
+def test_bad_rows_are_set_aside_and_the_rest_applies(project: CdcProject, scd_type: int) -> None:
+    project.create_table("events", EVENTS)
+    project.insert("events", FIRST)
+    project.model("dim", MODEL, **CONFIG, stored_as_scd_type=scd_type, except_column_list=["op", "loaded"])
+    outcome = project.run()
+    # SCD1: id, v, seq; SCD2: then the validity columns.
+    assert [row[:3] for row in project.rows("dim")] == [(1, "a", 1), (2, "b", 1), (4, "older", 1)]
+    assert _quarantined(project) == sorted(SET_ASIDE, key=lambda row: row[1])
+    table = project.relation(derived_name("dim", "__cdc_quarantine"))
+    (warning,) = [w for w in outcome.warnings if "set aside" in w]
+    assert "4 row(s) of this run were set aside in" in warning and table.split(".")[-1].strip('"`') in warning, warning
+    assert "(2 conflicting_duplicate, 1 null_key, 1 null_sequence)" in warning, warning
+    assert "num_quarantined_rows=4" in outcome.message("dim")
+
+    # Read again (no checkpoint): the same bad rows are not added twice; a fixed row is a new event.
+    project.insert("events", [(3, "fixed", 3, "u", 2)])
+    again = project.run()
+    assert _quarantined(project) == sorted(SET_ASIDE, key=lambda row: row[1])
+    assert any("4 row(s) of this run were set aside" in w for w in again.warnings), again.warnings
+    assert (3, "fixed", 3) in [row[:3] for row in project.rows("dim")]
+    # Read 9 rows each run: 4 set aside, 1 collapsed, the rest applied (the second run: the fixed row).
+    assert _runs(project) == [(8, 3, 4), (9, 1, 4)]
+
+
+def test_with_a_checkpoint_a_row_read_again_is_kept_once(project: CdcProject) -> None:
+    """The checkpoint is the highest value read, set-aside rows included (they are kept, not
+    lost); the rows at it are read again by the next run, and set aside once."""
+    project.create_table("events", EVENTS)
+    project.insert("events", [(1, "a", 1, "u", 1), (2, "b", 1, "u", None), (None, "c", 1, "u", 2)])
+    project.model("dim", MODEL, **CONFIG, checkpoint_column="loaded", except_column_list=["op", "loaded"])
+    project.run()
+    project.insert("events", [(3, "d", 1, "u", 2), (2, "b fixed", 2, "u", 3)])
+    project.run()
+    assert project.rows("dim") == [(1, "a", 1), (2, "b fixed", 2), (3, "d", 1)]
+    assert _quarantined(project) == [(2, "b", 1, "u", None, "null_checkpoint"), (None, "c", 1, "u", 2, "null_key")]
+    assert _runs(project) == [(3, 1, 2), (4, 2, 2)]  # the second run read the row at 2 again, and the null one
+
+
+def test_full_refresh_keeps_the_quarantine_and_says_so(project: CdcProject) -> None:
+    project.create_table("events", EVENTS)
+    project.insert("events", FIRST)
+    project.model("dim", MODEL, **CONFIG, except_column_list=["op", "loaded"])
+    project.run()
+    project.replace_rows("events", FIRST[:3])
+    outcome = project.dbt("run", "--full-refresh")
+    assert outcome.success
+    assert any("--full-refresh keeps" in line and "dim__cdc_quarantine" in line for line in outcome.logs), outcome.logs
+    assert _quarantined(project) == sorted(SET_ASIDE, key=lambda row: row[1])
+    assert project.rows("dim") == [(1, "a", 1), (2, "b", 1)]
+
+
+def test_a_column_new_in_the_model_query_is_added_to_the_quarantine(project: CdcProject) -> None:
+    project.create_table("events", EVENTS)
+    project.insert("events", [(None, "a", 1, "u", 1)])
+    project.model("dim", MODEL, **CONFIG, except_column_list=["op", "loaded"])
+    project.run()
+    project.model(
+        "dim", "select *, 'new' as note from {{ target.schema }}.events", **CONFIG, except_column_list=["op", "loaded"]
+    )
+    project.replace_rows("events", [(None, "b", 1, "u", 1)])
+    project.run()
+    table = project.relation(derived_name("dim", "__cdc_quarantine"))
+    assert project.query(f"select v, note from {table} order by v") == [("a", None), ("b", "new")]
+
+
+def test_on_bad_rows_takes_fail_or_quarantine(project: CdcProject) -> None:
+    project.create_table("events", EVENTS)
+    project.insert("events", FIRST)
+    project.model("dim", MODEL, **{**CONFIG, "on_bad_rows": "skip"})
+    fails(project, "`on_bad_rows` is 'skip'", "'quarantine'")
