@@ -118,3 +118,14 @@ def test_on_bad_rows_takes_fail_or_quarantine(project: CdcProject) -> None:
     project.insert("events", FIRST)
     project.model("dim", MODEL, **{**CONFIG, "on_bad_rows": "skip"})
     fails(project, "`on_bad_rows` is 'skip'", "'quarantine'")
+
+
+def test_bitemporal_sets_aside_a_null_system_sequence(project: CdcProject) -> None:
+    project.create_table("events", {**EVENTS, "sys": "integer"})
+    project.insert("events", [(1, "a", 1, "u", 1, 1), (1, "b", 2, "u", 1, None), (2, "c", 1, "u", 1, 1)])
+    config = {**CONFIG, "stored_as_scd_type": "bitemporal", "system_sequence_by": "sys"}
+    project.model("dim", MODEL, **config, except_column_list=["op", "loaded", "sys"])
+    project.run()
+    assert [row[:3] for row in project.rows("dim")] == [(1, "a", 1), (2, "c", 1)]
+    table = project.relation(derived_name("dim", "__cdc_quarantine"))
+    assert project.query(f"select id, v, sys, _cdc_reason from {table}") == [(1, "b", None, "null_system_sequence")]
