@@ -215,6 +215,11 @@ RULES: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
         ("`apply_as_deletes` (op = 'D') cannot be evaluated on the rows of flow 'cdc'",),
     ),
     "null_checkpoint": (DUMP_FLOW + FEED_FLOW, {}, ("flow 'cdc': 1 event(s) have a NULL checkpoint column 'loaded'",)),
+    "quarantine": (
+        DUMP_FLOW + FEED_FLOW,
+        {"on_bad_rows": "quarantine"},
+        ("`on_bad_rows='quarantine'` does not take flows yet",),
+    ),
     "null_version": (
         DUMP_FLOW.replace(", once=true", "") + FEED_FLOW,
         {},
