@@ -10,7 +10,7 @@ fundamental rule. Keep it obviously correct rather than fast.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -117,6 +117,30 @@ def set_aside(
 
     bad += [(e, "conflicting_duplicate") for e in good if conflicts(e)]
     return [e for e in good if not conflicts(e)], bad
+
+
+def set_aside_snapshots(
+    series: Sequence[tuple[Any, Sequence[tuple[Any, ...]]]],
+) -> tuple[list[tuple[Any, list[tuple[Any, ...]]]], list[tuple[Any, ...]]]:
+    """SPEC 6.7 for snapshots (rows with the key first), in version order: (the snapshots
+    applied, the rows set aside with their version and reason). A NULL key is set aside; so is
+    every row of a key a snapshot holds twice, and that key keeps what the snapshot before held
+    of it (its row, or nothing), since the snapshot says nothing certain about it. A version left
+    with no row is not applied (a version is known by its rows)."""
+    applied: list[tuple[Any, list[tuple[Any, ...]]]] = []
+    bad: list[tuple[Any, ...]] = []
+    before: dict[Any, tuple[Any, ...]] = {}
+    for version, rows in series:
+        counts = Counter(row[0] for row in rows if row[0] is not None)
+        bad += [(version, *row, "null_key") for row in rows if row[0] is None]
+        bad += [(version, *row, "duplicate_key") for row in rows if row[0] is not None and counts[row[0]] > 1]
+        good = {row[0]: row for row in rows if row[0] is not None and counts[row[0]] == 1}
+        if not good:
+            continue
+        good.update({key: before[key] for key in counts if counts[key] > 1 and key in before})
+        applied.append((version, sorted(good.values())))
+        before = good
+    return applied, bad
 
 
 def ignored_events(

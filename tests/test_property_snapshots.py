@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import HYPOTHESIS_EXAMPLES as EXAMPLES
-from harness import CdcProject
-from reference import as_rows, scd1, scd2, scoped_snapshot_events, snapshot_events, sort_rows
+from harness import CdcProject, derived_name
+from reference import as_rows, scd1, scd2, scoped_snapshot_events, set_aside_snapshots, snapshot_events, sort_rows
 
 COLUMNS = ["name", "city"]
 SETTINGS = settings(
@@ -173,3 +173,31 @@ def test_scoped_snapshot_per_run_matches_the_reference(
         module_project.replace_rows("source", rows)
         module_project.run("dim")
     assert module_project.rows("dim") == _scoped_reference(list(enumerate(series)), scd_type)
+
+
+@pytest.mark.parametrize("kind", ["scd1", "scd2"])
+@SETTINGS
+@given(data=st.data())
+def test_quarantined_snapshots_match_the_reference_over_their_good_rows(
+    module_project: CdcProject, kind: str, data: st.DataObject
+) -> None:
+    scd_type, tracked = TYPES[kind]
+    series = []
+    for version in range(1, data.draw(st.integers(1, 5)) + 1):
+        rows = list(data.draw(snapshots))
+        for row in data.draw(st.lists(st.sampled_from(rows), max_size=2)) if rows else []:
+            rows.append((row[0], "dup", row[2]))  # the key again, in the same snapshot
+        rows += [(None, "no key", "x")] * data.draw(st.integers(0, 1))
+        series.append((version, data.draw(st.permutations(rows))))
+    groups = _deliveries(data, series)
+
+    module_project.create_table("source", {"version": "integer", "id": "integer", "name": "varchar", "city": "varchar"})
+    _model(module_project, scd_type, tracked, snapshot_version_column="version", on_bad_rows="quarantine")
+    for group in groups:
+        module_project.insert("source", [(v, *row) for v, rows in group for row in rows])
+        module_project.run("dim")
+    applied, bad = set_aside_snapshots(series)
+    assert module_project.rows("dim") == _reference(applied, scd_type, tracked)
+    table = derived_name("dim", "__cdc_quarantine")
+    stored = module_project.query(f"select * from {module_project.relation(table)}") if bad else []
+    assert sort_rows(row[:5] for row in stored) == sort_rows(bad)

@@ -129,3 +129,57 @@ def test_bitemporal_sets_aside_a_null_system_sequence(project: CdcProject) -> No
     assert [row[:3] for row in project.rows("dim")] == [(1, "a", 1), (2, "c", 1)]
     table = project.relation(derived_name("dim", "__cdc_quarantine"))
     assert project.query(f"select id, v, sys, _cdc_reason from {table}") == [(1, "b", None, "null_system_sequence")]
+
+
+SNAPSHOTS = [
+    (1, 1, "Oaxaca"),
+    (1, 2, "Monterrey"),
+    (1, 3, "Tijuana"),
+    (2, 1, "Oaxaca"),
+    (2, 2, "Merida"),
+    (2, 3, "Tijuana 2"),
+    (3, 1, "Oaxaca"),
+    (3, 2, "Dup A"),  # key 2 twice in snapshot 3: both rows set aside,
+    (3, 2, "Dup B"),  # and key 2 keeps what snapshot 2 held (Merida): not deleted
+    (3, 3, "Tijuana 2"),
+    (3, None, "no key"),
+    (4, 1, "Oaxaca"),
+    (4, 3, "Tijuana 2"),  # key 2 gone: deleted at 4
+]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("scd_type", [1, 2])
+@pytest.mark.parametrize("split", ["together", "one_per_run"])
+def test_a_snapshot_sets_aside_duplicate_keys_and_they_keep_what_they_had(
+    project: CdcProject, scd_type: int, split: str
+) -> None:
+    project.create_table("source", {"version": "bigint", "userId": "integer", "city": "varchar"})
+    config = {"materialized": "auto_cdc_from_snapshot", "keys": ["userId"], "snapshot_version_column": "version"}
+    model = "select * from {{ target.schema }}.source"
+    project.model("users", model, **config, stored_as_scd_type=scd_type, on_bad_rows="quarantine")
+    # Together: snapshots 1-3 in one run (key 2 carried from the run's own snapshot 2), then 4.
+    versions = [[1, 2, 3], [4]] if split == "together" else [[1], [2], [3], [4]]
+    outcomes = []
+    for run in versions:
+        project.insert("source", [row for row in SNAPSHOTS if row[0] in run])
+        outcomes.append(project.run("users"))
+        if scd_type == 1 and 3 in run:
+            assert project.rows("users") == [(1, "Oaxaca"), (2, "Merida"), (3, "Tijuana 2")]
+    if scd_type == 1:
+        assert project.rows("users") == [(1, "Oaxaca"), (3, "Tijuana 2")]
+    else:
+        assert project.rows("users") == [
+            (1, "Oaxaca", 1, None),
+            (2, "Merida", 2, 4),
+            (2, "Monterrey", 1, 2),
+            (3, "Tijuana", 1, 2),
+            (3, "Tijuana 2", 2, None),
+        ]
+    table = project.relation(derived_name("users", "__cdc_quarantine"))
+    assert sorted((row[:4] for row in project.query(f"select * from {table}")), key=lambda row: row[2]) == [
+        (3, 2, "Dup A", "duplicate_key"),
+        (3, 2, "Dup B", "duplicate_key"),
+        (3, None, "no key", "null_key"),
+    ]
+    assert any("3 row(s) of this run were set aside" in w for o in outcomes for w in o.warnings)

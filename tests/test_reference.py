@@ -1,6 +1,16 @@
 """The reference model itself against the SPEC's worked examples and rules."""
 
-from reference import Event, as_rows, scd1, scd2, scoped_snapshot_events, set_aside, snapshot_events, sort_rows
+from reference import (
+    Event,
+    as_rows,
+    scd1,
+    scd2,
+    scoped_snapshot_events,
+    set_aside,
+    set_aside_snapshots,
+    snapshot_events,
+    sort_rows,
+)
 from spec_data import SPEC_7_3, SPEC_7_4, USERS_CDF
 
 COLUMNS = ["name", "city"]
@@ -144,3 +154,20 @@ def test_set_aside_checks_the_system_sequence_only_for_bitemporal() -> None:
     event = Event(1, 1, "upsert", {"name": "a", "city": "x"})
     assert set_aside([event], COLUMNS, bitemporal=True)[1] == [(event, "null_system_sequence")]
     assert set_aside([event], COLUMNS) == ([event], [])
+
+
+def test_a_key_a_snapshot_holds_twice_keeps_what_it_had_and_a_version_of_bad_rows_is_not_applied() -> None:
+    series = [
+        (1, [(1, "a"), (2, "b")]),
+        (2, [(1, "a2"), (2, "x"), (2, "y"), (None, "z")]),  # key 2 twice: keeps "b"
+        (3, [(None, "only bad")]),  # nothing left: not applied
+        (4, [(1, "a2")]),  # key 2 gone
+    ]
+    applied, bad = set_aside_snapshots(series)
+    assert applied == [(1, [(1, "a"), (2, "b")]), (2, [(1, "a2"), (2, "b")]), (4, [(1, "a2")])]
+    assert bad == [
+        (2, None, "z", "null_key"),
+        (2, 2, "x", "duplicate_key"),
+        (2, 2, "y", "duplicate_key"),
+        (3, None, "only bad", "null_key"),
+    ]

@@ -46,3 +46,77 @@
   {%- endif -%}
   case {% for condition, reason in rules %}when {{ condition }} then '{{ reason }}' {% endfor %}end
 {%- endmacro %}
+
+
+{% macro set_aside_snapshot_rows(cfg, temps) -%}
+  {#- auto_cdc_from_snapshot: the snapshot rows read move to temps.raw; temps.bad gets those
+      that would fail the run (a NULL version or key, every row of a key that a snapshot holds
+      more than once) with their reason, temps.snapshots the others. Returns {'statements'
+      (run here), 'count': the rows set aside}. -#}
+  {%- set statements = [auto_cdc.temp_table_sql(temps.raw, 'select * from ' ~ temps.snapshots), auto_cdc.drop_relation_sql(temps.snapshots),
+                        auto_cdc.temp_table_sql(temps.bad, auto_cdc._snapshot_rows_sql(cfg, temps.raw, bad=true)),
+                        auto_cdc.temp_table_sql(temps.snapshots, auto_cdc._snapshot_rows_sql(cfg, temps.raw, bad=false))] -%}
+  {%- set counted = auto_cdc.run_script(statements, 'select count(*) from ' ~ temps.bad) -%}
+  {{ return({'statements': statements, 'count': counted[0][0] | int}) }}
+{%- endmacro %}
+
+
+{% macro _snapshot_rows_sql(cfg, raw, bad) -%}
+  {#- The bad rows of the snapshots read (`raw`) with their reason (`bad`), or the good ones. -#}
+  {%- set keys = cfg.key_columns -%}
+  {%- set null_keys = [] -%}
+  {%- for key in keys -%}{%- do null_keys.append('s.' ~ auto_cdc.quote_identifier(key) ~ ' is null') -%}{%- endfor -%}
+  {%- set reason -%}
+    case when s.__cdc_version is null then 'null_version'
+         when {{ null_keys | join(' or ') }} then 'null_key'
+         when d.__cdc_version is not null then 'duplicate_key' end
+  {%- endset -%}
+  with duplicates as (
+    select {{ auto_cdc.quoted_list(keys) }}, __cdc_version
+    from {{ raw }}
+    group by {{ auto_cdc.quoted_list(keys) }}, __cdc_version
+    having count(*) > 1
+  )
+  select s.*{% if bad %}, {{ reason }} as __cdc_reason{% endif %}
+  from {{ raw }} as s
+  left join duplicates as d on {{ auto_cdc.keys_match(keys, 'd', 's') }} and d.__cdc_version = s.__cdc_version
+  where {{ reason }} is {{ 'not ' if bad }}null
+{%- endmacro %}
+
+
+{% macro carried_over_rows_sql(cfg, temps, applied) -%}
+  {#- A key set aside as duplicated in a snapshot keeps what it had there, as if that snapshot
+      had said nothing about it (not as if it lacked the key, which would delete it): what the
+      latest applied snapshot before it, where the key was not duplicated too, held of it (its
+      row, or nothing); with no such snapshot in the run, its current row in the target
+      (`applied`, none on a rebuild). The rows to add to the snapshots: keys, written columns
+      and `__cdc_version`. -#}
+  {%- set keys = cfg.key_columns -%}
+  {%- set columns = keys + cfg.value_columns -%}
+  {%- set first_key = auto_cdc.quote_identifier(keys[0]) -%}
+  with duplicated as (
+    select distinct {{ auto_cdc.quoted_list(keys) }}, __cdc_version from {{ temps.bad }} where __cdc_reason = 'duplicate_key'
+  ),
+  applied_versions as (
+    select distinct __cdc_version from {{ temps.read_versions }} where __cdc_applied
+  ),
+  previous as (
+    select {{ auto_cdc.quoted_list(keys, 'd.') }}, d.__cdc_version as __cdc_carried_to, max(a.__cdc_version) as __cdc_from
+    from duplicated as d
+    join applied_versions as a on a.__cdc_version < d.__cdc_version
+    left join duplicated as there on {{ auto_cdc.keys_match(keys, 'there', 'd') }} and there.__cdc_version = a.__cdc_version
+    where there.{{ first_key }} is null
+    group by {{ auto_cdc.quoted_list(keys, 'd.') }}, d.__cdc_version
+  )
+  select {{ auto_cdc.quoted_list(columns, 's.') }}, p.__cdc_carried_to as __cdc_version
+  from previous as p
+  join {{ temps.snapshots }} as s on {{ auto_cdc.keys_match(keys, 'p', 's') }} and s.__cdc_version = p.__cdc_from
+  {%- if applied is not none %}
+  union all
+  select {{ auto_cdc.quoted_list(columns, 't.') }}, d.__cdc_version
+  from duplicated as d
+  left join previous as p on {{ auto_cdc.keys_match(keys, 'p', 'd') }} and p.__cdc_carried_to = d.__cdc_version
+  join ({{ auto_cdc.applied_rows_sql(cfg, applied) }}) as t on {{ auto_cdc.keys_match(keys, 't', 'd') }}
+  where p.{{ first_key }} is null
+  {%- endif %}
+{%- endmacro %}

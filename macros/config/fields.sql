@@ -9,7 +9,6 @@
       'auto_cdc': only auto_cdc reads it (it shapes events, which snapshot comparison derives).
       The order is kept: typo hints try names in it, and snapshot models reject the auto_cdc-only
       configs in it. `message` is the error of a value the type rejects ('{value}': the value);
-      `snapshot_message`: the error when a snapshot model sets an auto_cdc-only config;
       `checked_on_both` is read and checked on the materialization that rejects it too, so a
       misplaced config still gets its own message; `only_if_set`: dbt gives every model a value,
       only one the user set counts; `as_text`: 1 and '1' are the same. Use field['for']: `for` is
@@ -43,6 +42,9 @@
                            'choices': ['append_new_columns', 'fail', 'ignore'],
                            'message': "`on_schema_change` is '{value}'; auto_cdc supports 'append_new_columns' (default), 'fail' and 'ignore'.",
                            'recorded': none},
+      'on_bad_rows': {'type': 'choice', 'default': 'fail', 'for': 'both', 'choices': ['fail', 'quarantine'],
+                      'message': "`on_bad_rows` is '{value}'; use 'fail' (the default: bad rows fail the run) or 'quarantine' (they are set aside in <model>__cdc_quarantine).",
+                      'recorded': none},
       'change_feed': {'type': 'boolean', 'default': false, 'for': 'both',
                       'message': "`change_feed` must be true or false, not '{value}'.",
                       'recorded': 'flag', 'change': {'effect': 'turned on, the changes of the target are recorded in its __cdc_changes table from this run on; turned off, that table is kept and no longer written'}},
@@ -62,10 +64,6 @@
       'checkpoint_column': {'type': 'column', 'default': none, 'for': 'auto_cdc', 'recorded': 'resolved',
                             'change': {'effect': 'this run reads the whole model query once, then only rows at or above the new checkpoint'}},
       'commit_time_column': {'type': 'column', 'default': none, 'for': 'auto_cdc', 'recorded': none},
-      'on_bad_rows': {'type': 'choice', 'default': 'fail', 'for': 'auto_cdc', 'choices': ['fail', 'quarantine'],
-                      'message': "`on_bad_rows` is '{value}'; use 'fail' (the default: bad rows fail the run) or 'quarantine' (they are set aside in <model>__cdc_quarantine).",
-                      'snapshot_message': "`on_bad_rows='quarantine'` is not supported on auto_cdc_from_snapshot yet (bad snapshot rows fail the run): remove it.",
-                      'recorded': none},
       'system_sequence_by': {'type': 'column_or_sql', 'default': none, 'for': 'auto_cdc', 'checked_on_both': true, 'recorded': 'resolved',
                              'change': {'blocks': 'the stored system times were computed the old way and cannot be compared with new ones'}},
       'snapshot_version_column': {'type': 'column', 'default': none, 'for': 'snapshot', 'recorded': 'resolved',
@@ -174,8 +172,8 @@
   {#- auto_cdc_from_snapshot derives its events by comparing snapshots, so a config that shapes
       events has nothing to act on. (A snapshot config on auto_cdc: `_check_config_keys`.) -#}
   {%- for name, field in fields.items() if snapshot and field['for'] == 'auto_cdc' -%}
-    {%- if auto_cdc._config_value(name) not in [none, false, field.default] -%}
-      {%- do errors.append(field.snapshot_message or ("`" ~ name ~ "` does not apply to auto_cdc_from_snapshot, which derives events by comparing snapshots: remove it.")) -%}
+    {%- if auto_cdc._config_value(name) not in [none, false] -%}
+      {%- do errors.append("`" ~ name ~ "` does not apply to auto_cdc_from_snapshot, which derives events by comparing snapshots: remove it.") -%}
     {%- endif -%}
   {%- endfor -%}
 {%- endmacro %}

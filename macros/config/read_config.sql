@@ -44,10 +44,10 @@
   {%- set change_feed = auto_cdc._read_change_feed(fields, values, scd_type, sequence, columns.written_columns, errors)
                         if values.change_feed is not sameas false or values.change_feed_retention is not none
                         else {'enabled': false, 'retention': none} -%}
-  {%- if flows and values.on_bad_rows == 'quarantine' -%}
-    {%- do errors.append("`on_bad_rows='quarantine'` does not take flows yet: set it on a model without flows, or leave it out (bad rows then fail the run).") -%}
+  {%- if values.on_bad_rows == 'quarantine' and (flows or replace_using) -%}
+    {%- do errors.append("`on_bad_rows='quarantine'` does not take " ~ ("flows" if flows else "`replace_using`") ~ " yet: leave it out (bad rows then fail the run).") -%}
   {%- endif -%}
-  {%- for name in ['tombstone_retention', 'max_delete_fraction', 'allow_empty_snapshots', 'on_schema_change'] + ([] if snapshot else ['on_bad_rows']) -%}
+  {%- for name in ['tombstone_retention', 'max_delete_fraction', 'allow_empty_snapshots', 'on_schema_change', 'on_bad_rows'] -%}
     {%- do auto_cdc._check_field(fields[name], values[name], errors) -%}
   {%- endfor -%}
   {%- do auto_cdc._check_adapter_support({'change_feed': change_feed.enabled, 'flows': flows | length > 0,
@@ -84,7 +84,7 @@
       'flows': flows,
       'tombstone_retention': values.tombstone_retention,
       'on_schema_change': values.on_schema_change,
-      'quarantine': not snapshot and values.on_bad_rows == 'quarantine',
+      'quarantine': values.on_bad_rows == 'quarantine',
       'snapshot': snapshot,
       'history_from_open_rows': snapshot and scd_type == '2',
       'version_column': sequence.version_column,

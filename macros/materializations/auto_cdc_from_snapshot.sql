@@ -44,6 +44,8 @@
     {#- 3. Batch: the snapshots, then (4. validated) compared into one batch of events. -#}
     {%- do batch_sql.extend(auto_cdc.read_snapshots(cfg, versions, temps, auto_cdc.no_rows_sql(sql) if empty_run else sql,
                                                     none if rebuild else cdc_tables.versions, catch_up=not empty_run)) -%}
+    {%- set set_aside = auto_cdc.set_aside_snapshot_rows(cfg, temps) if cfg.quarantine else {'statements': [], 'count': 0} -%}
+    {%- do batch_sql.extend(set_aside.statements) -%}
     {%- set clock = auto_cdc.stage_done('batch read', clock) -%}
     {%- do auto_cdc.validate_snapshots(cfg, temps, none if rebuild else cdc_tables.versions) -%}
     {%- set looked_up = auto_cdc.read_columns(cfg, temps.snapshots, none if rebuild else target_relation, cdc_tables) -%}
@@ -61,6 +63,12 @@
       {%- set cfg = auto_cdc.narrow_to_target(cfg, schema.ignored) -%}
     {%- endif -%}
     {%- set compared_with = none if rebuild else auto_cdc.target_as_written(target_relation, schema.appended, snapshot_columns) -%}
+    {%- if set_aside.count > 0 -%}
+      {%- set carried = auto_cdc.append_rows_sql(temps.snapshots, cfg.key_columns + cfg.value_columns + ['__cdc_version'],
+                                                 auto_cdc.carried_over_rows_sql(cfg, temps, compared_with)) -%}
+      {%- do auto_cdc.run_statements([carried]) -%}
+      {%- do batch_sql.append(carried) -%}
+    {%- endif -%}
     {%- do batch_sql.extend(auto_cdc.fill_temp_table(temps.batch, auto_cdc.snapshot_events_sql(cfg, temps.snapshots, temps.read_versions,
         compared_with, auto_cdc.applied_version_count(temps)), cfg.key_columns + ['__cdc_op'])) -%}
     {%- do auto_cdc.check_mass_delete(cfg, temps.batch, temps.snapshots, temps.read_versions, compared_with) -%}
@@ -88,12 +96,13 @@
     {%- set n_changes = auto_cdc.row_count(temps.batch) -%}
     {%- set run = auto_cdc.run_context(cfg, target_relation, cdc_tables, temps, {
         'now': now, 'full_refresh': rebuild,
-        'shape': {'n_events': n_changes, 'n_identities': n_changes, 'n_truncates': 0, 'n_deletes': none, 'n_quarantined': 0, 'flows': {}},
+        'shape': {'n_events': n_changes, 'n_identities': n_changes, 'n_truncates': 0, 'n_deletes': none, 'n_quarantined': set_aside.count, 'flows': {}},
         'known_columns': known_columns, 'state_layout': auto_cdc.chosen_state_layout(cfg, none, none, cdc_tables, target_relation).layout,
         'fence': none if rebuild or empty_run else auto_cdc.read_fence(existing.values() | list + auto_cdc.existing_change_feed(prepared.feed), temps, writes),
         'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed, 'previous_checkpoint': none,
     }) -%}
     {%- if not empty_run -%}
+      {%- do writes.extend(auto_cdc.quarantine_statements(run, snapshot_columns)) -%}
       {%- do writes.extend(auto_cdc.change_statements(run)) -%}
       {%- do writes.append(auto_cdc.record_versions_sql(cdc_tables.versions, temps.read_versions, cdc_tables.runs, cfg.replace_using)) -%}
     {%- endif -%}

@@ -24,7 +24,9 @@
   {%- else -%}
     {#- A column the model query returns now and the table lacks is appended (NULL in older rows). -#}
     {%- set have = adapter.get_columns_in_relation(table) | map(attribute='name') | map('lower') | list -%}
-    {%- do statements.extend(auto_cdc.add_columns_sql(table, source | rejectattr('name', 'in', have) | list)) -%}
+    {%- set added = [] -%}
+    {%- for column in source if column.name | lower not in have -%}{%- do added.append(column) -%}{%- endfor -%}
+    {%- do statements.extend(auto_cdc.add_columns_sql(table, added)) -%}
   {%- endif -%}
   {%- set names = source | map(attribute='name') | list -%}
   {%- set insert -%}
