@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_snapshots import BY_QUERY, QUERY_MODEL
 
 from harness import CdcProject, derived_name
 from scenarios import fails
@@ -177,9 +178,66 @@ def test_a_snapshot_sets_aside_duplicate_keys_and_they_keep_what_they_had(
             (3, "Tijuana 2", 2, None),
         ]
     table = project.relation(derived_name("users", "__cdc_quarantine"))
-    assert sorted((row[:4] for row in project.query(f"select * from {table}")), key=lambda row: row[2]) == [
-        (3, 2, "Dup A", "duplicate_key"),
-        (3, 2, "Dup B", "duplicate_key"),
-        (3, None, "no key", "null_key"),
+    # The model query's columns, then the snapshot's version and the reason.
+    assert [name.lower() for name in project.columns(table)[:5]] == [
+        "version",
+        "userid",
+        "city",
+        "_cdc_version",
+        "_cdc_reason",
+    ]
+    assert sorted((row[:5] for row in project.query(f"select * from {table}")), key=lambda row: row[2]) == [
+        (3, 2, "Dup A", 3, "duplicate_key"),
+        (3, 2, "Dup B", 3, "duplicate_key"),
+        (3, None, "no key", 3, "null_key"),
     ]
     assert any("3 row(s) of this run were set aside" in w for o in outcomes for w in o.warnings)
+
+
+def test_a_snapshot_named_by_a_version_query_left_without_rows_fails(project: CdcProject) -> None:
+    """Its version is read whatever its rows: without any, it would delete every key."""
+    project.create_table("source", {"version": "bigint", "userId": "integer", "city": "varchar"})
+    project.model(
+        "users",
+        project.dialect(QUERY_MODEL),
+        **BY_QUERY,
+        on_bad_rows="quarantine",
+    )
+    project.insert("source", [(1, 1, "Oaxaca"), (1, 2, "Monterrey")])
+    project.run("users")
+    project.insert("source", [(2, None, "no key"), (2, 1, "a"), (2, 1, "b")])
+    fails(project, "every row of the snapshot at version 2 would be set aside", model="users")
+
+
+def test_with_a_checkpoint_a_conflicting_group_is_read_again_whole(project: CdcProject) -> None:
+    """The checkpoint stops below a conflicting group, so no later run reads one of its events
+    alone and applies it."""
+    project.create_table("events", EVENTS)
+    project.insert("events", [(1, "a", 2, "u", 5), (1, "b", 2, "u", 6), (2, "c", 1, "u", 6)])
+    project.model("dim", MODEL, **CONFIG, checkpoint_column="loaded", except_column_list=["op", "loaded"])
+    project.run()
+    project.insert("events", [(3, "d", 1, "u", 7)])
+    project.run()
+    assert project.rows("dim") == [(2, "c", 1), (3, "d", 1)]
+    assert [row[:2] for row in _quarantined(project)] == [(1, "a"), (1, "b")]
+    runs = project.relation(derived_name("dim", "__cdc_runs"))
+    assert [row[0] for row in project.query(f"select checkpoint_value from {runs} order by run_id")] == ["5", "5"]
+
+
+@pytest.mark.spark
+def test_the_quarantine_follows_the_model_querys_columns(project: CdcProject) -> None:
+    """A column the query no longer returns stays (NULL in new rows); a type the table cannot
+    take fails before anything is written."""
+    project.create_table("events", EVENTS)
+    project.insert("events", [(None, "a", 1, "u", 1)])
+    project.model("dim", MODEL, **CONFIG, except_column_list=["op", "loaded"])
+    project.run()
+    without_loaded = "select id, v, seq, op from {{ target.schema }}.events"
+    project.model("dim", without_loaded, **CONFIG, except_column_list=["op"])
+    project.replace_rows("events", [(None, "b", 1, "u", 2)])
+    project.run()
+    table = project.relation(derived_name("dim", "__cdc_quarantine"))
+    assert project.query(f"select v, loaded from {table} order by v") == [("a", 1), ("b", None)]
+    as_text = "select id, v, seq, op, 'x' as loaded from {{ target.schema }}.events"
+    project.model("dim", as_text, **CONFIG, except_column_list=["op", "loaded"])
+    fails(project, "column 'loaded' is now of type", "dim__cdc_quarantine", "nothing was written")

@@ -52,12 +52,29 @@
   {#- auto_cdc_from_snapshot: the snapshot rows read move to temps.raw; temps.bad gets those
       that would fail the run (a NULL version or key, every row of a key that a snapshot holds
       more than once) with their reason, temps.snapshots the others. Returns {'statements'
-      (run here), 'count': the rows set aside}. -#}
+      (run here), 'count': the rows set aside}; fails when a snapshot named by a version query
+      or function would be left without rows. -#}
   {%- set statements = [auto_cdc.temp_table_sql(temps.raw, 'select * from ' ~ temps.snapshots), auto_cdc.drop_relation_sql(temps.snapshots),
                         auto_cdc.temp_table_sql(temps.bad, auto_cdc._snapshot_rows_sql(cfg, temps.raw, bad=true)),
                         auto_cdc.temp_table_sql(temps.snapshots, auto_cdc._snapshot_rows_sql(cfg, temps.raw, bad=false))] -%}
-  {%- set counted = auto_cdc.run_script(statements, 'select count(*) from ' ~ temps.bad) -%}
-  {{ return({'statements': statements, 'count': counted[0][0] | int}) }}
+  {%- set counted -%}
+    select (select count(*) from {{ temps.bad }}),
+    {%- if cfg.version_column %}
+      null
+    {%- else %}
+      {#- A version query or function names its version itself: one whose rows were all set
+          aside would be read as an empty snapshot, deleting every key. #}
+      (select min(__cdc_version) from {{ temps.read_versions }} where __cdc_applied
+        and __cdc_version in (select __cdc_version from {{ temps.raw }})
+        and __cdc_version not in (select __cdc_version from {{ temps.snapshots }}))
+    {%- endif %}
+  {%- endset -%}
+  {%- set row = auto_cdc.run_script(statements, counted)[0] -%}
+  {%- if row[1] is not none -%}
+    {%- do auto_cdc.raise_bad_data(cfg.model_name, ["every row of the snapshot at version " ~ row[1] ~ " would be set aside (on_bad_rows='quarantine'),"
+        ~ " which would leave an empty snapshot that deletes every key. Fix that snapshot in the source and run again."], 'a bad snapshot') -%}
+  {%- endif -%}
+  {{ return({'statements': statements, 'count': row[0] | int}) }}
 {%- endmacro %}
 
 

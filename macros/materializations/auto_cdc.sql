@@ -76,15 +76,15 @@
       'fence': fence, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed,
       'previous_checkpoint': last_run.checkpoint_value if last_run and last_run.checkpoint_column == cfg.checkpoint_column else none,
   }) -%}
-  {%- if not empty_run -%}
-    {%- do writes.extend(auto_cdc.quarantine_statements(run, batch_columns)) -%}
-    {%- do writes.extend(auto_cdc.change_statements(run)) -%}
-  {%- endif -%}
+  {%- set quarantined = auto_cdc.quarantine_statements(run, batch_columns) if not empty_run else {'statements': [], 'warning': none} -%}
+  {%- do writes.extend(quarantined.statements) -%}
+  {%- if not empty_run -%}{%- do writes.extend(auto_cdc.change_statements(run)) -%}{%- endif -%}
   {%- set dropped = [temps.probe, temps.batch, temps.history, temps.changes] + ([temps.raw, temps.bad] if cfg.quarantine else [])
                     + ([fence.noted] if fence and fence.noted else []) + ([] if empty_run else leftovers) -%}
   {%- set clock = auto_cdc.stage_done('tables', clock) -%}
   {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, dropped, none if empty_run else auto_cdc.recorded_metrics_sql(run)) -%}
   {%- do auto_cdc.stage_done('writes', clock) -%}
+  {%- if quarantined.warning -%}{%- do auto_cdc.model_warning(cfg.model_name, quarantined.warning) -%}{%- endif -%}
   {%- if empty_run -%}
     {%- do auto_cdc.report_empty_run(mode != 'create') -%}
   {%- else -%}

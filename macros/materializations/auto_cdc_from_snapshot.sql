@@ -33,6 +33,7 @@
 
   {%- set writes = [] -%}
   {%- set batch_sql = [] -%}
+  {%- set quarantined = {'statements': [], 'warning': none} -%}
   {%- if found -%}
     {#- 1. Configuration, read against the model query's columns and the stored state. -#}
     {%- set source = auto_cdc.query_columns(sql, temps.probe) -%}
@@ -102,7 +103,8 @@
         'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed, 'previous_checkpoint': none,
     }) -%}
     {%- if not empty_run -%}
-      {%- do writes.extend(auto_cdc.quarantine_statements(run, snapshot_columns)) -%}
+      {%- set quarantined = auto_cdc.quarantine_statements(run, snapshot_columns) -%}
+      {%- do writes.extend(quarantined.statements) -%}
       {%- do writes.extend(auto_cdc.change_statements(run)) -%}
       {%- do writes.append(auto_cdc.record_versions_sql(cdc_tables.versions, temps.read_versions, cdc_tables.runs, cfg.replace_using)) -%}
     {%- endif -%}
@@ -111,6 +113,7 @@
   {%- set recorded = auto_cdc.apply_writes(writes, post_hooks, batch_sql, temps.values() | list + (leftovers if found and not empty_run else []),
                                            auto_cdc.recorded_metrics_sql(run) if found and not empty_run else none) -%}
   {%- do auto_cdc.stage_done('writes', clock) -%}
+  {%- if quarantined.warning -%}{%- do auto_cdc.model_warning(cfg.model_name, quarantined.warning) -%}{%- endif -%}
   {%- if found and not empty_run -%}
     {%- do auto_cdc.report(auto_cdc.change_metrics(run, recorded)) -%}
   {%- elif found or untouched -%}

@@ -1,53 +1,111 @@
 {#- Stage 8, record, with on_bad_rows='quarantine' (SPEC 6.7). In: the rows this run set aside
     (batch/bad_rows.sql). Out: those rows in <model>__cdc_quarantine, as the model query returned
-    them, with their reason, run id and time; a warning that counts them and names the table. -#}
+    them (a snapshot's with their version), with their reason, run id and time; the warning
+    that counts them and names the table, given once the writes are applied. -#}
 
 {% macro quarantine_statements(run, batch_columns) -%}
-  {#- The writes that keep this run's bad rows, collected with the run's other writes (a run
-      that fails keeps none). A row the table holds already (every column the same: a run that
-      read it again, without a checkpoint or at the checkpoint's value) is not added twice.
-      `batch_columns`: the batch's columns, whose source columns the table keeps. -#}
+  {#- {'statements': the writes that keep this run's bad rows, collected with the run's other
+      writes (a run that fails keeps none), 'warning': none or its text}. A row the table holds
+      already (every column the same: a run that read it again, without a checkpoint or at the
+      checkpoint's value) is not added twice. The table follows the model query's columns as
+      the target does: a new one is appended, a widened type widened; one the query no longer
+      returns stays (NULL in new rows); a type it cannot take fails the run before any write.
+      `batch_columns`: the batch's (snapshots') columns. -#}
   {%- set cfg = run.cfg -%}
   {%- set count = run.shape.n_quarantined -%}
-  {%- if not cfg.quarantine or (count == 0 and not run.full_refresh) -%}{{ return([]) }}{%- endif -%}
+  {%- set none_kept = {'statements': [], 'warning': none} -%}
+  {%- if not cfg.quarantine or (count == 0 and not run.full_refresh) -%}{{ return(none_kept) }}{%- endif -%}
   {%- set table = run.quarantine -%}
-  {%- set existing = adapter.get_relation(database=table.database, schema=table.schema, identifier=table.identifier) -%}
+  {%- set existing = auto_cdc.existing_relations([table])[0] -%}
   {%- if run.full_refresh and existing is not none -%}
     {%- do log("auto_cdc: " ~ cfg.model_name ~ ": --full-refresh keeps " ~ table ~ ", the rows earlier runs set aside (drop it to empty it)", info=true) -%}
   {%- endif -%}
-  {%- if count == 0 -%}{{ return([]) }}{%- endif -%}
-  {%- set source = [] -%}
-  {%- for column in auto_cdc.plain_columns(batch_columns) if column.name in cfg.source_columns -%}{%- do source.append(column) -%}{%- endfor -%}
+  {%- if count == 0 -%}{{ return(none_kept) }}{%- endif -%}
+  {%- set kept = auto_cdc._quarantined_columns(cfg, batch_columns) -%}
   {%- set statements = [] -%}
+  {%- set columns = kept -%}
   {%- if existing is none -%}
-    {%- do statements.append(auto_cdc._create_quarantine_sql(run, table)) -%}
+    {%- do statements.append(auto_cdc._create_quarantine_sql(run, table, kept)) -%}
   {%- else -%}
-    {#- A column the model query returns now and the table lacks is appended (NULL in older rows). -#}
-    {%- set have = adapter.get_columns_in_relation(table) | map(attribute='name') | map('lower') | list -%}
-    {%- set added = [] -%}
-    {%- for column in source if column.name | lower not in have -%}{%- do added.append(column) -%}{%- endfor -%}
-    {%- do statements.extend(auto_cdc.add_columns_sql(table, added)) -%}
+    {%- set followed = auto_cdc._quarantine_following(cfg, table, kept) -%}
+    {%- do statements.extend(followed.statements) -%}
+    {%- set columns = followed.columns -%}
   {%- endif -%}
-  {%- set names = source | map(attribute='name') | list -%}
+  {%- set values = [] -%}
+  {%- set same = [] -%}
+  {%- for column in columns -%}
+    {%- set source = kept | selectattr('name', 'equalto', column.name) | first -%}
+    {%- if source -%}
+      {%- set value = 'b.' ~ auto_cdc.quote_identifier(source.read_as) -%}
+      {%- do values.append(value) -%}
+      {%- do same.append('not (' ~ auto_cdc.compared(cfg, source.name, 'q.' ~ auto_cdc.quote_identifier(source.name))
+                         ~ ' is distinct from ' ~ auto_cdc.compared(cfg, source.name, value) ~ ')') -%}
+    {%- else -%}
+      {%- do values.append('cast(null as ' ~ column.data_type ~ ')') -%}
+    {%- endif -%}
+  {%- endfor -%}
   {%- set insert -%}
-    insert into {{ table }} ({{ auto_cdc.quoted_list(names) }}, _cdc_reason, _cdc_run_id, _cdc_quarantined_at)
-    select {{ auto_cdc.quoted_list(names, 'b.') }}, b.__cdc_reason, {{ auto_cdc.run_id_sql(run) }}, {{ run.now }}
+    insert into {{ table }} ({{ auto_cdc.quoted_list(columns | map(attribute='name') | list) }}, _cdc_reason, _cdc_run_id, _cdc_quarantined_at)
+    select {{ values | join(', ') }}, b.__cdc_reason, {{ auto_cdc.run_id_sql(run) }}, {{ run.now }}
     from {{ run.bad }} as b
-    where not exists (
-      select 1 from {{ table }} as q
-      where {% for name in names %}not ({{ auto_cdc.comparable(cfg, name, 'q.') }} is distinct from {{ auto_cdc.comparable(cfg, name, 'b.') }}){{ ' and ' if not loop.last }}{% endfor %}
-    )
+    where not exists (select 1 from {{ table }} as q where {{ same | join(' and ') }})
   {%- endset -%}
   {%- do statements.append(insert) -%}
-  {%- do auto_cdc._warn_quarantined(run, table) -%}
-  {{ return(statements) }}
+  {{ return({'statements': statements, 'warning': auto_cdc._quarantine_warning(run, table)}) }}
 {%- endmacro %}
 
 
-{% macro _create_quarantine_sql(run, table) -%}
-  {#- The model query's columns as the batch has them, then why, in which run and when. -#}
+{% macro _quarantined_columns(cfg, batch_columns) -%}
+  {#- What the table keeps of a bad row: [{name, data_type, read_as: the bad rows' column}]:
+      the model query's columns, and a snapshot's version as `_cdc_version`. -#}
+  {%- set kept = [] -%}
+  {%- for column in auto_cdc.plain_columns(batch_columns) -%}
+    {%- if column.name in cfg.source_columns -%}
+      {%- do kept.append({'name': column.name, 'data_type': column.data_type, 'read_as': column.name}) -%}
+    {%- elif cfg.snapshot and column.name == '__cdc_version' -%}
+      {%- do kept.append({'name': '_cdc_version', 'data_type': column.data_type, 'read_as': '__cdc_version'}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(kept) }}
+{%- endmacro %}
+
+
+{% macro _quarantine_following(cfg, table, kept) -%}
+  {#- An existing quarantine table against the columns this run keeps: {'columns': the table's
+      columns but its own three (after the statements), 'statements'}. -#}
+  {%- set stored = {} -%}
+  {%- set columns = [] -%}
+  {%- for column in auto_cdc.plain_columns(adapter.get_columns_in_relation(table)) if column.name | lower not in ['_cdc_reason', '_cdc_run_id', '_cdc_quarantined_at'] -%}
+    {%- do stored.update({column.name | lower: column}) -%}
+    {%- do columns.append(column) -%}
+  {%- endfor -%}
+  {%- set added = [] -%}
+  {%- set statements = [] -%}
+  {%- for column in kept -%}
+    {%- set before = stored.get(column.name | lower) -%}
+    {%- if before is none -%}
+      {%- do added.append({'name': column.name, 'data_type': column.data_type}) -%}
+    {%- else -%}
+      {%- set stored_name = before.name -%}
+      {%- do before.update({'name': column.name}) -%}{#- matched by the kept column's spelling -#}
+      {%- set verdict = auto_cdc.type_change(before.data_type, column.data_type) -%}
+      {%- if verdict == 'incompatible' -%}
+        {%- do auto_cdc.model_error(cfg.model_name, "column '" ~ column.name ~ "' is now of type " ~ column.data_type ~ ", but " ~ table
+            ~ " holds it as " ~ before.data_type ~ ", which cannot take it; nothing was written. Cast it back in the model query, or rename or drop "
+            ~ table ~ " (the rows earlier runs set aside).") -%}
+      {%- elif verdict != 'fits' -%}
+        {%- do statements.append(auto_cdc.alter_column_type_sql(table, stored_name, verdict.widen)) -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return({'columns': columns + added, 'statements': auto_cdc.add_columns_sql(table, added) + statements}) }}
+{%- endmacro %}
+
+
+{% macro _create_quarantine_sql(run, table, kept) -%}
+  {#- The kept columns as the batch has them, then why, in which run and when. -#}
   create table {{ table }} {{ auto_cdc.table_options() }} as
-  select {{ auto_cdc.quoted_list(run.cfg.source_columns, 'b.') }},
+  select {% for column in kept %}b.{{ auto_cdc.quote_identifier(column.read_as) }} as {{ auto_cdc.quote_identifier(column.name) }}, {% endfor %}
          b.__cdc_reason as _cdc_reason,
          cast(0 as {{ dbt.type_bigint() }}) as _cdc_run_id,
          {{ run.now }} as _cdc_quarantined_at
@@ -56,13 +114,14 @@
 {%- endmacro %}
 
 
-{% macro _warn_quarantined(run, table) -%}
+{% macro _quarantine_warning(run, table) -%}
+  {#- The warning's text: how many rows, per reason, and where. -#}
   {%- set query -%}
     select __cdc_reason, count(*) from {{ run.bad }} group by __cdc_reason order by __cdc_reason
   {%- endset -%}
   {%- set reasons = [] -%}
   {%- for row in run_query(query).rows -%}{%- do reasons.append(row[1] ~ ' ' ~ row[0]) -%}{%- endfor -%}
-  {%- do auto_cdc.model_warning(run.cfg.model_name, run.shape.n_quarantined ~ " row(s) of this run were set aside in " ~ table
+  {{ return(run.shape.n_quarantined ~ " row(s) of this run were set aside in " ~ table
       ~ " (" ~ reasons | join(', ') ~ "), and the rest applied as if they had never arrived (on_bad_rows='quarantine')."
-      ~ " Fix them in the source: a fixed row delivered again is a new event.") -%}
+      ~ " Fix them in the source: a fixed row delivered again is a new event.") }}
 {%- endmacro %}

@@ -79,13 +79,24 @@
     {{ auto_cdc.string_literal(invocation_id) }},
     {{ run.now }},
     {{ 'true' if run.full_refresh else 'false' }},
-    {{ run.shape.n_events + run.shape.n_quarantined }},
+    {#- Rows read; a snapshot model's are the changes its snapshots amount to, not rows. #}
+    {{ run.shape.n_events + (0 if cfg.snapshot else run.shape.n_quarantined) }},
     counts.num_upserted_rows,
     counts.num_deleted_rows + {{ run.replaced_rows }},
     {%- if checkpoint %}
     {{ auto_cdc.string_literal(checkpoint) }},
     coalesce(
-      (select cast(max({{ auto_cdc.quote_identifier(checkpoint) }}) as {{ dbt.type_string() }}) from {{ run.read }}),
+      {%- if cfg.quarantine %}
+      {#- The highest value read, set-aside rows included (they are kept), but not above a
+          conflicting group's lowest: the next run reads the whole group again, so none of its
+          events is applied alone (a run that read only the later one would apply it). #}
+      (select cast(case when c.low < r.high then c.low else r.high end as {{ dbt.type_string() }})
+       from (select max({{ auto_cdc.quote_identifier(checkpoint) }}) as high from {{ run.raw }}) as r
+       cross join (select min({{ auto_cdc.quote_identifier(checkpoint) }}) as low from {{ run.bad }}
+                   where __cdc_reason = 'conflicting_duplicate') as c),
+      {%- else %}
+      (select cast(max({{ auto_cdc.quote_identifier(checkpoint) }}) as {{ dbt.type_string() }}) from {{ run.batch }}),
+      {%- endif %}
       {{ 'null' if run.previous_checkpoint is none else auto_cdc.string_literal(run.previous_checkpoint) }}
     ),
     {%- else %}

@@ -26,7 +26,7 @@
   {%- endif -%}
   {%- set run = {'cfg': cfg, 'target': target, 'state': cdc_tables.state, 'runs': cdc_tables.runs,
                  'batch': temps.batch, 'history': temps.history, 'changes': temps.changes,
-                 'read': temps.raw if cfg.quarantine else temps.batch, 'bad': temps.bad, 'quarantine': cdc_tables.quarantine,
+                 'raw': temps.raw, 'bad': temps.bad, 'quarantine': cdc_tables.quarantine,
                  'truncating': facts.shape.n_truncates > 0, 'flows': facts.shape.flows} -%}
   {%- do run.update(facts) -%}
   {{ return(run) }}
