@@ -34,7 +34,9 @@
   {%- set values = [] -%}
   {%- set same = [] -%}
   {%- for column in columns -%}
-    {%- set source = kept | selectattr('name', 'equalto', column.name) | first -%}
+    {%- set source = [] -%}
+    {%- for candidate in kept if candidate.name | lower == column.name | lower -%}{%- do source.append(candidate) -%}{%- endfor -%}
+    {%- set source = source | first -%}
     {%- if source -%}
       {%- set value = 'b.' ~ auto_cdc.quote_identifier(source.read_as) -%}
       {%- do values.append(value) -%}
@@ -71,34 +73,16 @@
 
 
 {% macro _quarantine_following(cfg, table, kept) -%}
-  {#- An existing quarantine table against the columns this run keeps: {'columns': the table's
-      columns but its own three (after the statements), 'statements'}. -#}
-  {%- set stored = {} -%}
-  {%- set columns = [] -%}
-  {%- for column in auto_cdc.plain_columns(adapter.get_columns_in_relation(table)) if column.name | lower not in ['_cdc_reason', '_cdc_run_id', '_cdc_quarantined_at'] -%}
-    {%- do stored.update({column.name | lower: column}) -%}
-    {%- do columns.append(column) -%}
+  {#- An existing quarantine table, following the columns this run keeps (followed_columns):
+      {'columns': its columns but its own three, after the statements; 'statements'}. -#}
+  {%- set own = ['_cdc_reason', '_cdc_run_id', '_cdc_quarantined_at'] -%}
+  {%- set stored = [] -%}
+  {%- for column in auto_cdc.plain_columns(adapter.get_columns_in_relation(table)) if column.name | lower not in own -%}
+    {%- do stored.append(column) -%}
   {%- endfor -%}
-  {%- set added = [] -%}
-  {%- set statements = [] -%}
-  {%- for column in kept -%}
-    {%- set before = stored.get(column.name | lower) -%}
-    {%- if before is none -%}
-      {%- do added.append({'name': column.name, 'data_type': column.data_type}) -%}
-    {%- else -%}
-      {%- set stored_name = before.name -%}
-      {%- do before.update({'name': column.name}) -%}{#- matched by the kept column's spelling -#}
-      {%- set verdict = auto_cdc.type_change(before.data_type, column.data_type) -%}
-      {%- if verdict == 'incompatible' -%}
-        {%- do auto_cdc.model_error(cfg.model_name, "column '" ~ column.name ~ "' is now of type " ~ column.data_type ~ ", but " ~ table
-            ~ " holds it as " ~ before.data_type ~ ", which cannot take it; nothing was written. Cast it back in the model query, or rename or drop "
-            ~ table ~ " (the rows earlier runs set aside).") -%}
-      {%- elif verdict != 'fits' -%}
-        {%- do statements.append(auto_cdc.alter_column_type_sql(table, stored_name, verdict.widen)) -%}
-      {%- endif -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return({'columns': columns + added, 'statements': auto_cdc.add_columns_sql(table, added) + statements}) }}
+  {{ return(auto_cdc.followed_columns(table, stored, kept, "column '{column}' is now of type {type}, but " ~ table
+      ~ " holds it as {stored}, which cannot take it; nothing was written. Cast it back in the model query, or rename or drop "
+      ~ table ~ " (the rows earlier runs set aside).")) }}
 {%- endmacro %}
 
 

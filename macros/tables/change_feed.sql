@@ -160,13 +160,25 @@
 
 {% macro change_feed_following(feed, feed_columns, table, columns) -%}
   {#- The change feed keeps every column `table` (the target) has (`columns`, {name, data_type},
-      as the run's writes leave it): a new one is appended (older changes have NULL), a widened
-      type is widened, as in the target. A column the target no longer has stays (NULL in new
-      changes). `feed_columns`: the change feed's columns before. Returns {'columns',
-      'statements'}: the change feed's columns after, and the statements that make them so. -#}
+      as the run's writes leave it), as followed_columns says. `feed_columns`: the change feed's
+      columns before. Returns {'columns', 'statements'}: the change feed's columns after, and
+      the statements that make them so. -#}
+  {{ return(auto_cdc.followed_columns(feed, feed_columns, columns,
+      table ~ ".{column} is now of type {type}, but its change feed " ~ feed ~ " holds {stored}, which cannot take it; nothing was written."
+      ~ " Cast it back in the model query, or rename or drop " ~ feed ~ " (its consumers then need `--full-refresh`).")) }}
+{%- endmacro %}
+
+
+{% macro followed_columns(relation, stored_columns, columns, incompatible) -%}
+  {#- A table that keeps every column of `columns` ({name, data_type}) as they come, as the
+      target does: a new one is appended (NULL in older rows), a widened type is widened; a
+      column `columns` no longer has stays (NULL in new rows). `stored_columns`: its columns
+      before; `incompatible`: the error for a type it cannot take ('{column}', '{type}' and
+      '{stored}' filled in), raised before anything is written. Returns {'columns': its columns
+      after, 'statements': those that make them so}. -#}
   {%- set kept = {} -%}
-  {%- for column in feed_columns -%}{%- do kept.update({column.name | lower: column}) -%}{%- endfor -%}
-  {%- set after = auto_cdc.plain_columns(feed_columns) -%}
+  {%- for column in stored_columns -%}{%- do kept.update({column.name | lower: column}) -%}{%- endfor -%}
+  {%- set after = auto_cdc.plain_columns(stored_columns) -%}
   {%- set additions = [] -%}
   {%- set statements = [] -%}
   {%- for column in columns -%}
@@ -176,19 +188,18 @@
     {%- else -%}
       {%- set verdict = auto_cdc.type_change(stored.data_type, column.data_type) -%}
       {%- if verdict == 'incompatible' -%}
-        {%- do auto_cdc.model_error(model.name, table ~ "." ~ column.name ~ " is now of type "
-            ~ column.data_type ~ ", but its change feed " ~ feed ~ " holds " ~ stored.data_type ~ ", which cannot take it; nothing was written."
-            ~ " Cast it back in the model query, or rename or drop " ~ feed ~ " (its consumers then need `--full-refresh`).") -%}
+        {%- do auto_cdc.model_error(model.name, incompatible | replace('{column}', column.name) | replace('{type}', column.data_type)
+                                                | replace('{stored}', stored.data_type)) -%}
       {%- elif verdict != 'fits' -%}
-        {%- do statements.append(auto_cdc.alter_column_type_sql(feed, stored.name, verdict.widen)) -%}
+        {%- do statements.append(auto_cdc.alter_column_type_sql(relation, stored.name, verdict.widen)) -%}
         {%- for kept_column in after if kept_column.name == stored.name -%}{%- do kept_column.update({'data_type': verdict.widen}) -%}{%- endfor -%}
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
   {%- if additions -%}
-    {%- do log("auto_cdc: " ~ model.name ~ ": adding column(s) " ~ (additions | map(attribute='name') | join(', ')) ~ " to " ~ feed, info=true) -%}
+    {%- do log("auto_cdc: " ~ model.name ~ ": adding column(s) " ~ (additions | map(attribute='name') | join(', ')) ~ " to " ~ relation, info=true) -%}
   {%- endif -%}
-  {{ return({'columns': after + additions, 'statements': auto_cdc.add_columns_sql(feed, additions) + statements}) }}
+  {{ return({'columns': after + additions, 'statements': auto_cdc.add_columns_sql(relation, additions) + statements}) }}
 {%- endmacro %}
 
 
