@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from test_change_feed import _run_and_check
 from test_property import SETTINGS, _cut
 
-from harness import CdcProject
-from reference import Event, as_rows, scd1, scd2
+from harness import CdcProject, derived_name
+from reference import Event, as_rows, scd1, scd2, sort_rows
 from scenarios import fails, run_count
 
 pytestmark = [pytest.mark.dbt_v2, pytest.mark.spark]  # on DuckDB under dbt v2 and on Spark too
@@ -215,11 +215,6 @@ RULES: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
         ("`apply_as_deletes` (op = 'D') cannot be evaluated on the rows of flow 'cdc'",),
     ),
     "null_checkpoint": (DUMP_FLOW + FEED_FLOW, {}, ("flow 'cdc': 1 event(s) have a NULL checkpoint column 'loaded'",)),
-    "quarantine": (
-        DUMP_FLOW + FEED_FLOW,
-        {"on_bad_rows": "quarantine"},
-        ("`on_bad_rows='quarantine'` does not take flows yet",),
-    ),
     "null_version": (
         DUMP_FLOW.replace(", once=true", "") + FEED_FLOW,
         {},
@@ -310,6 +305,94 @@ def test_flows_in_any_split_match_the_reference_on_the_union(
         module_project.run("users")
     expected = as_rows(scd1(events, COLUMNS), COLUMNS) if scd_type == 1 else scd2(events, COLUMNS)
     assert module_project.rows("users") == expected
+
+
+@st.composite
+def flow_deliveries_with_bad_rows(
+    draw: st.DrawFn, with_snapshots: bool
+) -> tuple[list[Event], list[list[tuple[str, Any]]], list[tuple[Any, ...]]]:
+    """flow_deliveries' events and runs, with bad rows mixed into each run (each unique, by its
+    name): a feed's NULL key, sequence or checkpoint (`loaded`), a different event at the key
+    and sequence of one of the run's own upserts (both set aside), a snapshot row with a NULL
+    key at a version of the run or with a NULL version. Returns (the good events, the runs:
+    each a list of (table, row); a feed row is stamped with its run unless it has its own
+    `loaded`, the rows set aside: (flow, id, name, reason))."""
+    events, batches = draw(flow_deliveries(with_snapshots))
+    bad: list[tuple[Any, ...]] = []
+    runs = []
+    read_up_to = 0
+    for batch in batches:
+        loads = list(batch)
+        kinds = ["null_key", "null_sequence", "null_checkpoint", "conflict"] + (
+            ["dump_null_key", "null_version"] * with_snapshots
+        )
+        for _ in range(draw(st.integers(0, 3))):
+            kind, name = draw(st.sampled_from(kinds)), f"bad{len(bad)}"
+            feed = draw(st.sampled_from(["feed", "feed_us"]))
+            flow = {"feed": "eu", "feed_us": "us"}[feed]
+            if kind == "null_key":
+                load: tuple[str, Any] = (feed, (None, name, "x", "U", 1))
+            elif kind == "null_sequence":
+                load = (feed, (1, name, "x", "U", None))
+            elif kind == "null_checkpoint":
+                load = (feed, (1, name, "x", "U", 1, None))
+            elif kind == "conflict":
+                upserts = [
+                    (table, row)
+                    for table, row in loads
+                    if table != "dump" and row[3] == "U" and row[1] in (None, "a", "b")
+                ]
+                if not upserts:
+                    continue
+                feed, (key, old_name, city, _, seq) = draw(st.sampled_from(upserts))
+                flow = {"feed": "eu", "feed_us": "us"}[feed]
+                load = (feed, (key, name, city, "U", seq))
+                if any(e.key == key and e.seq == seq for e in events):  # the first copy: the event is set aside too
+                    bad.append((flow, key, old_name, "conflicting_duplicate"))
+                    events = [e for e in events if not (e.key == key and e.seq == seq)]
+                kind = "conflicting_duplicate"
+            elif kind == "dump_null_key":
+                # A version below one an earlier run read is never read (the later overrules it).
+                versions = [row[3] for table, row in loads if table == "dump" and row[3] and row[3] > read_up_to]
+                if not versions:
+                    continue
+                load, flow = ("dump", (None, name, "x", draw(st.sampled_from(versions)))), "dump"
+                kind = "null_key"
+            else:
+                load, flow = ("dump", (1, name, "x", None)), "dump"
+            bad.append((flow, load[1][0], name, kind))
+            loads.insert(draw(st.integers(0, len(loads))), load)
+        runs.append(loads)
+        read_up_to = max([read_up_to] + [row[3] for table, row in loads if table == "dump" and row[3]])
+    return events, runs, bad
+
+
+@pytest.mark.not_on_spark("a property test: test_quarantine.py runs the flows' rules on Spark")
+@pytest.mark.parametrize("case", PROPERTY_MODELS)
+@SETTINGS
+@given(data=st.data())
+def test_quarantined_flows_apply_the_good_rows_and_keep_the_bad(
+    module_project: CdcProject, case: str, data: st.DataObject
+) -> None:
+    """SPEC 6.7 per flow: each run applies its good rows as if the bad ones had never arrived,
+    and the quarantine table holds each bad row once, with its flow and reason."""
+    body, config = PROPERTY_MODELS[case]
+    scd_type = config["stored_as_scd_type"]
+    events, batches, bad = data.draw(flow_deliveries_with_bad_rows(with_snapshots=scd_type == 1))
+    module_project.drop_model_tables("users")
+    _setup(module_project, body, **config, on_bad_rows="quarantine")
+    for run, batch in enumerate(batches):
+        for table in ("feed", "feed_us", "dump"):
+            rows = [row for target, row in batch if target == table]
+            module_project.insert(
+                table, rows if table == "dump" else [row if len(row) == 6 else (*row, run) for row in rows]
+            )
+        module_project.run("users")
+    expected = as_rows(scd1(events, COLUMNS), COLUMNS) if scd_type == 1 else scd2(events, COLUMNS)
+    assert module_project.rows("users") == expected
+    table = module_project.relation(derived_name("users", "__cdc_quarantine"))
+    stored = module_project.query(f"select _cdc_flow, id, name, _cdc_reason from {table}") if bad else []
+    assert sort_rows(stored) == sort_rows(bad)
 
 
 def test_adding_a_flow_reads_it_from_its_beginning_and_removing_one_keeps_its_rows(project: CdcProject) -> None:

@@ -11,6 +11,7 @@ import pytest
 from test_snapshots import BY_QUERY, QUERY_MODEL
 
 from harness import CdcProject, derived_name
+from reference import sort_rows
 from scenarios import fails
 
 pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
@@ -242,3 +243,122 @@ def test_the_quarantine_follows_the_model_querys_columns(project: CdcProject) ->
     as_text = "select id, v, seq, op, 'x' as loaded from {{ target.schema }}.events"
     project.model("dim", as_text, **CONFIG, except_column_list=["op", "loaded"])
     fails(project, "column 'loaded' is now of type", "dim__cdc_quarantine", "nothing was written")
+
+
+DUMP = {"id": "integer", "name": "varchar", "city": "varchar", "lsn": "integer"}
+FEED = {"id": "integer", "name": "varchar", "city": "varchar", "op": "varchar", "seq": "integer", "loaded": "integer"}
+FLOWS_MODEL = """
+{{ auto_cdc.flow('dump', target.schema ~ '.dump', kind='snapshot', version='lsn') }}
+{{ auto_cdc.flow('cdc', target.schema ~ '.feed', checkpoint_column='loaded') }}
+"""
+FLOWS_CONFIG = {
+    "keys": ["id"],
+    "sequence_by": "seq",
+    "apply_as_deletes": "op = 'D'",
+    "except_column_list": ["op", "seq", "lsn", "loaded"],
+    "on_bad_rows": "quarantine",
+}
+
+
+def _flows_quarantined(project: CdcProject) -> list[tuple[Any, ...]]:
+    table = project.relation(derived_name("users", "__cdc_quarantine"))
+    return project.query(f"select _cdc_flow, id, name, lsn, seq, loaded, _cdc_reason from {table} order by name")
+
+
+@pytest.mark.spark
+def test_flows_set_aside_each_flows_bad_rows(project: CdcProject) -> None:
+    """Per flow: a change feed's NULL keys, sequences, checkpoints and conflicting groups; a
+    snapshot flow's NULL versions and keys. A version whose rows all have a NULL key is not
+    applied: its truncate would delete every key."""
+    project.create_table("dump", DUMP)
+    project.create_table("feed", FEED)
+    versioned = [(1, "Ana", "Oaxaca", 10), (2, "Ben", "Merida", 10), (None, "Nokey", "x", 10)]
+    project.insert("dump", [*versioned, (3, "Noversion", "x", None), (None, "Lost", "x", 20)])  # 20: no row with a key
+    project.insert(
+        "feed",
+        [
+            (4, "Dee", "Puebla", "U", 11, 1),
+            (None, "Nokey2", "x", "U", 12, 1),
+            (5, "Noseq", "x", "U", None, 1),
+            (6, "Nocheckpoint", "x", "U", 13, None),
+            (7, "Gx", "x", "U", 14, 1),  # two different events at one key and sequence,
+            (7, "Gy", "y", "U", 14, 2),  # landed in two loads
+            (8, "Eve", "Leon", "U", 15, 2),
+        ],
+    )
+    project.model("users", FLOWS_MODEL, **FLOWS_CONFIG)
+    outcome = project.run()
+    applied = [(1, "Ana", "Oaxaca"), (2, "Ben", "Merida"), (4, "Dee", "Puebla"), (8, "Eve", "Leon")]
+    assert project.rows("users") == applied
+    expected = [
+        ("cdc", 7, "Gx", None, 14, 1, "conflicting_duplicate"),
+        ("cdc", 7, "Gy", None, 14, 2, "conflicting_duplicate"),
+        ("dump", None, "Lost", 20, None, None, "null_key"),
+        ("cdc", 6, "Nocheckpoint", None, 13, None, "null_checkpoint"),
+        ("dump", None, "Nokey", 10, None, None, "null_key"),
+        ("cdc", None, "Nokey2", None, 12, 1, "null_key"),
+        ("cdc", 5, "Noseq", None, None, 1, "null_sequence"),
+        ("dump", 3, "Noversion", None, None, None, "null_version"),
+    ]
+    assert _flows_quarantined(project) == expected
+    assert any("8 row(s) of this run were set aside" in w for w in outcome.warnings), outcome.warnings
+
+    # The feed's checkpoint stays at its conflicting group's lowest load, so the next run reads
+    # the group again whole (kept once), not Gy alone, which it would apply.
+    project.insert("feed", [(9, "Fay", "Colima", "U", 16, 3)])
+    project.run()
+    assert project.rows("users") == [*applied, (9, "Fay", "Colima")]
+    assert _flows_quarantined(project) == expected
+
+
+def test_a_snapshot_flows_duplicated_key_fails_even_with_quarantine(project: CdcProject) -> None:
+    """Set aside, the key would be missing from its snapshot, which would delete it."""
+    project.create_table("dump", DUMP)
+    project.create_table("feed", FEED)
+    project.insert("dump", [(1, "Ana", "Oaxaca", 10), (2, "Ben", "Merida", 10)])
+    project.model("users", FLOWS_MODEL, **FLOWS_CONFIG)
+    project.run()
+    project.insert("dump", [(1, "Ana", "Leon", 20), (1, "Ana", "Tula", 20), (2, "Ben", "Merida", 20)])
+    fails(project, "flow 'dump': 2 row(s) share a key and version with a different row", "delete it", model="users")
+
+
+LAST = "{{ auto_cdc.last_snapshot_version() }}"
+SCOPED_QUERY = (
+    f"select min(day) from {{{{ target.schema }}}}.extracts where not exists (select 1 from {LAST})"
+    f" or day > (select version from {LAST}) having count(*) > 0"
+)
+SCOPED_WAYS: dict[str, tuple[str, dict[str, Any]]] = {
+    "column": ("select * from {{ target.schema }}.extracts", {"snapshot_version_column": "day"}),
+    "query": (
+        "select store_id, item, quantity from {{ target.schema }}.extracts"
+        " where day = (select version from {{ auto_cdc.current_snapshot_version() }})",
+        {"snapshot_version_query": SCOPED_QUERY},
+    ),
+}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("way", SCOPED_WAYS)
+def test_scoped_snapshots_set_aside_null_keys_and_a_store_left_without_rows_keeps_its_stock(
+    project: CdcProject, way: str
+) -> None:
+    """replace_using: a store whose rows were all set aside is not in that extract, so it keeps
+    what it had; a key an extract holds twice fails the run (its store is not known)."""
+    sql, config = SCOPED_WAYS[way]
+    project.create_table("extracts", {"day": "bigint", "store_id": "integer", "item": "varchar", "quantity": "integer"})
+    day_1 = [(1, 1, "nail", 10), (1, 1, "bolt", 5), (1, 2, "nail", 7), (1, 3, "glue", 4)]
+    day_2 = [(2, 1, "nail", 9), (2, 1, "tape", 2), (2, 2, None, 3), (2, None, "saw", 1)]  # store 2: no row with a key
+    day_3 = [(3, 3, None, 1)]  # store 3 alone, no row with a key
+    project.insert("extracts", day_1 + day_2 + day_3)
+    scoped = {"keys": ["store_id", "item"], "replace_using": ["store_id"], "on_bad_rows": "quarantine"}
+    project.model("stock", sql, materialized="auto_cdc_from_snapshot", **scoped, **config, stored_as_scd_type=1)
+    project.run()
+    kept = [(1, "nail", 9), (1, "tape", 2), (2, "nail", 7), (3, "glue", 4)]
+    assert [row[-3:] for row in project.rows("stock")] == kept
+    table = project.relation(derived_name("stock", "__cdc_quarantine"))
+    quarantined = project.query(f"select _cdc_version, store_id, item, _cdc_reason from {table}")
+    expected = [(2, 2, None, "null_key"), (2, None, "saw", "null_key"), (3, 3, None, "null_key")]
+    assert sort_rows(quarantined) == sort_rows(expected)
+
+    project.insert("extracts", [(4, 1, "nail", 1), (4, 1, "nail", 2)])
+    fails(project, "2 snapshot row(s) share a key with another row of their snapshot", "replace_using", model="stock")

@@ -410,10 +410,6 @@ def test_changed_version_type_fails(project: CdcProject) -> None:
         ({"sequence_by": "version"}, "`sequence_by` does not apply to auto_cdc_from_snapshot"),
         ({"apply_as_deletes": "city is null"}, "`apply_as_deletes` does not apply"),
         ({"ignore_null_updates": True}, "`ignore_null_updates` does not apply"),
-        (
-            {"on_bad_rows": "quarantine", "replace_using": ["userId"]},
-            "`on_bad_rows='quarantine'` does not take `replace_using` yet",
-        ),
         ({"stored_as_scd_type": "bitemporal"}, "1 or 2, not 'bitemporal'"),
         ({"snapshot_version_query": "select 1"}, "set at most one of snapshot_version_column, snapshot_version_query"),
         ({"keys": ["nope"]}, "`keys` names column 'nope'"),

@@ -28,15 +28,29 @@
   left join conflicts as c on src.__cdc_op <> 'truncate' and {{ auto_cdc.keys_match(identity, 'c', 'src') }}
   where {{ auto_cdc._null_reason_sql(cfg, 'src.') }} is {{ 'not ' if bad }}null
     {{ 'or' if bad else 'and' }} c.{{ auto_cdc.quote_identifier(identity[0]) }} is {{ 'not ' if bad }}null
+  {%- set snapshot_flows = cfg.flows | selectattr('kind', 'equalto', 'snapshot') | map(attribute='name') | list %}
+  {%- if snapshot_flows and not bad %}
+    {#- A snapshot flow's version is known by its rows: one whose rows all have a NULL key
+        is not applied (its truncate would delete every key), as if it had never arrived. #}
+    {%- set seq = auto_cdc.seq_names('__cdc_seq', 1)[0] %}
+    and not (src.__cdc_op = 'truncate' and src.__cdc_flow in ({{ auto_cdc.string_literals(snapshot_flows) }})
+             and not exists (select 1 from {{ raw }} as r
+                             where r.__cdc_flow = src.__cdc_flow and r.{{ seq }} = src.{{ seq }} and r.__cdc_op = 'upsert'
+                             {%- for key in cfg.key_columns %} and r.{{ auto_cdc.quote_identifier(key) }} is not null{% endfor %}))
+  {%- endif %}
 {%- endmacro %}
 
 
 {% macro _null_reason_sql(cfg, prefix) -%}
-  {#- SQL: the first NULL that makes a row of the batch (columns `prefix`ed) bad, or NULL. -#}
+  {#- SQL: the first NULL that makes a row of the batch (columns `prefix`ed) bad, or NULL (with
+      flows, a snapshot flow's version and a change feed flow's own checkpoint column). -#}
   {%- set rules = [] -%}
   {%- set keys = [] -%}
   {%- for key in cfg.key_columns -%}{%- do keys.append(prefix ~ auto_cdc.quote_identifier(key) ~ ' is null') -%}{%- endfor -%}
   {%- do rules.append((prefix ~ "__cdc_op <> 'truncate' and (" ~ keys | join(' or ') ~ ")", 'null_key')) -%}
+  {%- for flow in cfg.flows if flow.kind == 'snapshot' -%}
+    {%- do rules.append((prefix ~ "__cdc_flow = " ~ auto_cdc.string_literal(flow.name) ~ " and " ~ prefix ~ auto_cdc.seq_names('__cdc_seq', 1)[0] ~ " is null", 'null_version')) -%}
+  {%- endfor -%}
   {%- set seqs = [] -%}
   {%- for name in auto_cdc.seq_names('__cdc_seq', cfg.seq_parts) -%}{%- do seqs.append(prefix ~ name ~ ' is null') -%}{%- endfor -%}
   {%- do rules.append((seqs | join(' or '), 'null_sequence')) -%}
@@ -44,6 +58,10 @@
   {%- if cfg.checkpoint_column -%}
     {%- do rules.append((prefix ~ auto_cdc.quote_identifier(cfg.checkpoint_column) ~ ' is null', 'null_checkpoint')) -%}
   {%- endif -%}
+  {%- for flow in cfg.flows if flow.checkpoint_column -%}
+    {%- do rules.append((prefix ~ "__cdc_flow = " ~ auto_cdc.string_literal(flow.name) ~ " and " ~ prefix
+                         ~ auto_cdc.quote_identifier(auto_cdc.flow_column(cfg.source_columns, flow.checkpoint_column)) ~ " is null", 'null_checkpoint')) -%}
+  {%- endfor -%}
   case {% for condition, reason in rules %}when {{ condition }} then '{{ reason }}' {% endfor %}end
 {%- endmacro %}
 
@@ -53,28 +71,56 @@
       that would fail the run (a NULL version or key, every row of a key that a snapshot holds
       more than once) with their reason, temps.snapshots the others. Returns {'statements'
       (run here), 'count': the rows set aside}; fails when a snapshot named by a version query
-      or function would be left without rows. -#}
+      or function would be left without rows, and with `replace_using` when a key is
+      duplicated (which group it belongs to is not known, so it cannot keep what it had). -#}
   {%- set statements = [auto_cdc.temp_table_sql(temps.raw, 'select * from ' ~ temps.snapshots), auto_cdc.drop_relation_sql(temps.snapshots),
                         auto_cdc.temp_table_sql(temps.bad, auto_cdc._snapshot_rows_sql(cfg, temps.raw, bad=true)),
                         auto_cdc.temp_table_sql(temps.snapshots, auto_cdc._snapshot_rows_sql(cfg, temps.raw, bad=false))] -%}
+  {%- if cfg.replace_using and not cfg.version_column -%}
+    {%- do statements.extend(auto_cdc._regrouped_versions_sql(cfg, temps)) -%}
+  {%- endif -%}
   {%- set counted -%}
     select (select count(*) from {{ temps.bad }}),
-    {%- if cfg.version_column %}
-      null
+    {%- if cfg.version_column or cfg.replace_using %}
+      null,
     {%- else %}
       {#- A version query or function names its version itself: one whose rows were all set
           aside would be read as an empty snapshot, deleting every key. #}
       (select min(__cdc_version) from {{ temps.read_versions }} where __cdc_applied
         and __cdc_version in (select __cdc_version from {{ temps.raw }})
-        and __cdc_version not in (select __cdc_version from {{ temps.snapshots }}))
+        and __cdc_version not in (select __cdc_version from {{ temps.snapshots }})),
     {%- endif %}
+      (select count(*) from {{ temps.bad }} where __cdc_reason = 'duplicate_key')
   {%- endset -%}
   {%- set row = auto_cdc.run_script(statements, counted)[0] -%}
   {%- if row[1] is not none -%}
     {%- do auto_cdc.raise_bad_data(cfg.model_name, ["every row of the snapshot at version " ~ row[1] ~ " would be set aside (on_bad_rows='quarantine'),"
         ~ " which would leave an empty snapshot that deletes every key. Fix that snapshot in the source and run again."], 'a bad snapshot') -%}
   {%- endif -%}
+  {%- if cfg.replace_using and row[2] > 0 -%}
+    {%- do auto_cdc.raise_bad_data(cfg.model_name, [row[2] ~ " snapshot row(s) share a key with another row of their snapshot: with `replace_using`,"
+        ~ " on_bad_rows='quarantine' cannot set them aside (which group the key belongs to is not known, so it could not keep what it had)."
+        ~ " Deduplicate them in the model query, or fix them in the source."], 'a bad snapshot') -%}
+  {%- endif -%}
   {{ return({'statements': statements, 'count': row[0] | int}) }}
+{%- endmacro %}
+
+
+{% macro _regrouped_versions_sql(cfg, temps) -%}
+  {#- With `replace_using` and a version query or function: the groups each version read holds
+      (read_versions) recounted over the rows kept. A group whose rows were all set aside is
+      then not in its snapshot, so it keeps what it had; a version left with none changes no
+      group. (temps.batch, filled later, holds the versions read meanwhile.) -#}
+  {%- set groups = cfg.replace_using -%}
+  {%- set regrouped -%}
+    select {{ auto_cdc.quoted_list(groups, 'g.') }}, v.__cdc_version, v.__cdc_applied
+    from {{ temps.batch }} as v
+    left join (select distinct {{ auto_cdc.quoted_list(groups) }}, __cdc_version from {{ temps.snapshots }}) as g
+      on g.__cdc_version = v.__cdc_version
+  {%- endset -%}
+  {{ return([auto_cdc.temp_table_sql(temps.batch, 'select distinct __cdc_version, __cdc_applied from ' ~ temps.read_versions),
+             auto_cdc.drop_relation_sql(temps.read_versions), auto_cdc.temp_table_sql(temps.read_versions, regrouped),
+             auto_cdc.drop_relation_sql(temps.batch)]) }}
 {%- endmacro %}
 
 

@@ -4,13 +4,13 @@
     and a snapshot flow's new versions, each as a truncate at the version (every key not in it
     is deleted then) followed by an upsert of each of its rows at the version. -#}
 
-{% macro fill_flows_batch(cfg, temps, last_run, empty_run) -%}
-  {#- The batch's columns are those of every flow (a flow's missing ones stay NULL), typed by
+{% macro fill_flows_batch(cfg, temps, relation, last_run, empty_run) -%}
+  {#- The statements that fill `relation` (the batch, or with on_bad_rows='quarantine' the rows
+      read): its columns are those of every flow (a flow's missing ones stay NULL), typed by
       the first flow that has them; then each flow's rows are inserted by name. -#}
   {%- set sequence_types = auto_cdc.flow_sequence_types(cfg, temps.probe) -%}
-  {%- set batch = temps.batch -%}
   {%- set read_before = last_run.flows if last_run else {} -%}
-  {%- set statements = [auto_cdc.temp_table_sql(batch, auto_cdc.flows_batch_shape_sql(cfg))] -%}
+  {%- set statements = [auto_cdc.temp_table_sql(relation, auto_cdc.flows_batch_shape_sql(cfg))] -%}
   {%- for flow in cfg.flows -%}
     {%- set recorded = read_before.get(flow.name | lower) -%}
     {%- set filter = auto_cdc.flow_filter(flow, recorded, sequence_types[flow.name][0], empty_run) -%}
@@ -20,14 +20,13 @@
           ~ " bring those keys back; remove the flow if it was read under another name.") -%}
     {%- endif -%}
     {%- if filter != 'false' -%}
-      {%- do statements.append(auto_cdc.insert_flow_rows_sql(cfg, flow, batch, filter)) -%}
+      {%- do statements.append(auto_cdc.insert_flow_rows_sql(cfg, flow, relation, filter)) -%}
       {%- if flow.kind == 'snapshot' -%}
-        {%- do statements.append(auto_cdc.insert_snapshot_truncates_sql(flow, batch, filter)) -%}
+        {%- do statements.append(auto_cdc.insert_snapshot_truncates_sql(flow, relation, filter)) -%}
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do statements.append(auto_cdc.analyze_sql(batch, cfg.key_columns + ['__cdc_op'])) -%}
-  {%- do auto_cdc.run_statements(statements) -%}
+  {%- do statements.append(auto_cdc.analyze_sql(relation, cfg.key_columns + ['__cdc_op'])) -%}
   {{ return(statements) }}
 {%- endmacro %}
 
@@ -125,12 +124,14 @@
 
 {% macro insert_snapshot_truncates_sql(flow, batch, filter) -%}
   {#- Each version read: a truncate at it, applied before its rows (the rule of a truncate and
-      an upsert at one sequence), so the keys it lacks are deleted at its version. -#}
+      an upsert at one sequence), so the keys it lacks are deleted at its version. Rows with no
+      version have no truncate: validation reports them, or quarantine sets them aside. -#}
   insert into {{ batch }} (__cdc_op, {{ auto_cdc.seq_names('__cdc_seq', 1)[0] }}, __cdc_flow)
   select distinct 'truncate', ({{ flow.version }}), {{ auto_cdc.string_literal(flow.name) }}
   from ({{ flow.sql }}) as src
+  where ({{ flow.version }}) is not null
   {%- if filter %}
-  where {{ filter }}
+    and {{ filter }}
   {%- endif %}
 {%- endmacro %}
 

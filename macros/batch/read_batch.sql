@@ -6,18 +6,20 @@
   {#- The batch temp table: the model query's events at or above the checkpoint, or (a model with
       flows) each flow's own (batch/flows.sql). `--empty` reads none. Returns {'statements':
       those it ran (for target/run), 'checks': the row of validate_batch's checks, read in the
-      same call (none for flows, whose checks follow their own)}. With on_bad_rows='quarantine'
-      the rows read are temps.raw, and the batch those of them that are not set aside. -#}
+      same call}. With on_bad_rows='quarantine' the rows read are temps.raw, and the batch
+      those of them that are not set aside. -#}
+  {%- set read_into = temps.raw if cfg.quarantine else temps.batch -%}
   {%- if cfg.flows -%}
-    {{ return({'statements': auto_cdc.fill_flows_batch(cfg, temps, last_run, empty_run), 'checks': none}) }}
-  {%- endif -%}
-  {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, last_run, source.columns) -%}
-  {%- set read = auto_cdc.batch_sql(cfg, sql, checkpoint_filter) -%}
-  {%- if cfg.quarantine -%}
-    {#- The rows read, then those set aside and the batch (batch/bad_rows.sql). -#}
-    {%- set statements = [auto_cdc.temp_table_sql(temps.raw, read)] + auto_cdc.set_aside_statements(cfg, temps) -%}
+    {%- set statements = auto_cdc.fill_flows_batch(cfg, temps, read_into, last_run, empty_run) -%}
   {%- else -%}
-    {%- set statements = auto_cdc.fill_temp_table_sql(temps.batch, read, cfg.key_columns + ['__cdc_op']) -%}
+    {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, last_run, source.columns) -%}
+    {%- set read = auto_cdc.batch_sql(cfg, sql, checkpoint_filter) -%}
+    {%- set statements = [auto_cdc.temp_table_sql(read_into, read)] if cfg.quarantine
+                         else auto_cdc.fill_temp_table_sql(read_into, read, cfg.key_columns + ['__cdc_op']) -%}
+  {%- endif -%}
+  {%- if cfg.quarantine -%}
+    {#- Then those set aside and the batch (batch/bad_rows.sql). -#}
+    {%- set statements = statements + auto_cdc.set_aside_statements(cfg, temps) -%}
   {%- endif -%}
   {%- set checks = auto_cdc.run_script(statements, auto_cdc.batch_checks_sql(cfg, temps.batch, temps.bad if cfg.quarantine else none)) -%}
   {{ return({'statements': statements, 'checks': checks[0]}) }}

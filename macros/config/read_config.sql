@@ -44,9 +44,6 @@
   {%- set change_feed = auto_cdc._read_change_feed(fields, values, scd_type, sequence, columns.written_columns, errors)
                         if values.change_feed is not sameas false or values.change_feed_retention is not none
                         else {'enabled': false, 'retention': none} -%}
-  {%- if values.on_bad_rows == 'quarantine' and (flows or replace_using) -%}
-    {%- do errors.append("`on_bad_rows='quarantine'` does not take " ~ ("flows" if flows else "`replace_using`") ~ " yet: leave it out (bad rows then fail the run).") -%}
-  {%- endif -%}
   {%- for name in ['tombstone_retention', 'max_delete_fraction', 'allow_empty_snapshots', 'on_schema_change', 'on_bad_rows'] -%}
     {%- do auto_cdc._check_field(fields[name], values[name], errors) -%}
   {%- endfor -%}

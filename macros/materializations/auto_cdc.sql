@@ -34,7 +34,7 @@
   {%- set batch = auto_cdc.read_batch(cfg, sql, temps, last_run, source, empty_run) -%}
   {%- set batch_sql = batch.statements -%}
   {%- set clock = auto_cdc.stage_done('batch read', clock) -%}
-  {%- set shape = auto_cdc.validate_batch(cfg, temps.batch, last_run, batch.checks) -%}
+  {%- set shape = auto_cdc.validate_batch(cfg, temps.batch, last_run, batch.checks, temps if cfg.quarantine else none) -%}
   {%- set looked_up = auto_cdc.read_columns(cfg, temps.batch, none if rebuild or empty_run else target_relation, cdc_tables) -%}
   {%- set batch_columns = looked_up.batch -%}
   {%- do auto_cdc.warn_text_sequence(cfg, batch_columns, temps.batch, none if rebuild else auto_cdc.stored_sequences(cfg, last_run, cdc_tables, target_relation)) -%}

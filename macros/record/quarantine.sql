@@ -59,13 +59,16 @@
 
 {% macro _quarantined_columns(cfg, batch_columns) -%}
   {#- What the table keeps of a bad row: [{name, data_type, read_as: the bad rows' column}]:
-      the model query's columns, and a snapshot's version as `_cdc_version`. -#}
+      the model query's columns (a model with flows: theirs), a snapshot's version as
+      `_cdc_version`, and a flow's name as `_cdc_flow`. -#}
   {%- set kept = [] -%}
   {%- for column in auto_cdc.plain_columns(batch_columns) -%}
     {%- if column.name in cfg.source_columns -%}
       {%- do kept.append({'name': column.name, 'data_type': column.data_type, 'read_as': column.name}) -%}
     {%- elif cfg.snapshot and column.name == '__cdc_version' -%}
       {%- do kept.append({'name': '_cdc_version', 'data_type': column.data_type, 'read_as': '__cdc_version'}) -%}
+    {%- elif cfg.flows and column.name == '__cdc_flow' -%}
+      {%- do kept.append({'name': '_cdc_flow', 'data_type': column.data_type, 'read_as': '__cdc_flow'}) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return(kept) }}

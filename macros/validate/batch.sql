@@ -37,12 +37,15 @@
 {%- endmacro %}
 
 
-{% macro validate_batch(cfg, batch_relation, last_run=none, checks=none) -%}
+{% macro validate_batch(cfg, batch_relation, last_run=none, checks=none, set_aside=none) -%}
   {#- Bad data fails the run before anything is written. `checks`: the row of batch_checks_sql
-      if read_batch read it with the batch (else read here). Returns the batch's shape (and,
-      for a model with flows, what the run records of each). -#}
+      if read_batch read it with the batch (else read here). `set_aside`: with
+      on_bad_rows='quarantine', the working tables of the rows read (`raw`) and set aside
+      (`bad`). Returns the batch's shape (and, for a model with flows, what the run records of
+      each). -#}
   {%- if cfg.flows -%}{%- do auto_cdc.check_read_versions(cfg, last_run) -%}{%- endif -%}
-  {%- set flows = auto_cdc.flow_records(cfg, batch_relation, last_run) if cfg.flows else {} -%}
+  {%- set flows = {} if not cfg.flows else auto_cdc.flow_records(cfg, batch_relation, last_run) if set_aside is none
+                  else auto_cdc.flow_records(cfg, set_aside.raw, last_run, set_aside.bad) -%}
   {%- set keys = cfg.key_columns -%}
   {%- set row = checks if checks is not none else run_query(auto_cdc.batch_checks_sql(cfg, batch_relation)).rows[0] -%}
   {%- set errors = [] -%}

@@ -4,13 +4,17 @@
     read has changed since, before anything is written. -#}
 
 
-{% macro flow_records(cfg, batch, last_run) -%}
+{% macro flow_records(cfg, batch, last_run, bad=none) -%}
   {#- {flow name in lower case: {kind, once, reading, checkpoint_value, read, version_rows}}:
       the highest checkpoint value (a snapshot flow: version) read, else the one recorded
       before; `read`: the flow has delivered rows (a `once` flow is then not read again until a
       full refresh; one that was empty is read again); `version_rows`: a snapshot flow's rows at
       that version. Flows removed from the model keep their record (what they wrote stays, and
-      a `once` flow added back is not read again). -#}
+      a `once` flow added back is not read again). With on_bad_rows='quarantine' (`bad`: the
+      rows set aside; `batch`: every row read) the rows set aside count as read (they are kept),
+      but a change feed's checkpoint stops at the lowest of its conflicting groups, as a model
+      query's does (record_run_sql); a snapshot flow's row in a conflicting group fails the
+      run: setting it aside would have the snapshot delete its key. -#}
   {%- set recorded = last_run.flows if last_run else {} -%}
   {%- set seq = auto_cdc.seq_names('__cdc_seq', 1)[0] -%}
   {%- set query -%}
@@ -19,9 +23,19 @@
     {%- set this_flow = "__cdc_flow = " ~ auto_cdc.string_literal(flow.name) %}
     {%- set value = seq if flow.kind == 'snapshot' else auto_cdc.quote_identifier(auto_cdc.flow_column(cfg.source_columns, flow.checkpoint_column)) if flow.checkpoint_column else 'null' %},
     coalesce(sum(case when {{ this_flow }} and __cdc_op <> 'truncate' then 1 else 0 end), 0) as rows_{{ loop.index }},
+    {%- if bad is not none and flow.kind == 'cdc' %}
+    (select cast(case when c.low < r.high then c.low else r.high end as {{ dbt.type_string() }})
+     from (select max({{ value }}) as high from {{ batch }} where {{ this_flow }}) as r
+     cross join (select min({{ value }}) as low from {{ bad }} where {{ this_flow }} and __cdc_reason = 'conflicting_duplicate') as c) as checkpoint_{{ loop.index }},
+    {%- else %}
     cast(max(case when {{ this_flow }} then {{ value }} end) as {{ dbt.type_string() }}) as checkpoint_{{ loop.index }},
+    {%- endif %}
+    {%- if bad is none %}
     coalesce(sum(case when {{ this_flow }} and {{ value }} is null
                       {%- if flow.kind == 'snapshot' %} and __cdc_op <> 'truncate'{% endif %} then 1 else 0 end), 0) as missing_{{ loop.index }},
+    {%- elif flow.kind == 'snapshot' %}
+    (select count(*) from {{ bad }} where {{ this_flow }} and __cdc_reason = 'conflicting_duplicate') as conflicting_{{ loop.index }},
+    {%- endif %}
     {%- if flow.kind == 'snapshot' %}
     coalesce(sum(case when {{ this_flow }} and __cdc_op = 'upsert' and {{ value }} = (select max({{ value }}) from {{ batch }} where {{ this_flow }})
                  then 1 else 0 end), 0) as version_rows_{{ loop.index }}
@@ -38,12 +52,15 @@
   {%- for flow in cfg.flows -%}
     {%- set i = loop.index -%}
     {%- set before = recorded.get(flow.name | lower) or {} -%}
-    {%- if flow.checkpoint_column or flow.kind == 'snapshot' -%}
-      {%- if row['missing_' ~ i] > 0 -%}
-        {%- do errors.append("flow '" ~ flow.name ~ "': " ~ row['missing_' ~ i] ~ (
-            " row(s) have a NULL version (" ~ flow.version ~ "): every snapshot row needs the version it belongs to." if flow.kind == 'snapshot' else
-            " event(s) have a NULL checkpoint column '" ~ flow.checkpoint_column ~ "': each run reads only rows at or above the last checkpoint, so such rows would never be read again. Give every row a value in the flow's query, or filter these out.")) -%}
-      {%- endif -%}
+    {%- if bad is none and (flow.checkpoint_column or flow.kind == 'snapshot') and row['missing_' ~ i] > 0 -%}
+      {%- do errors.append("flow '" ~ flow.name ~ "': " ~ row['missing_' ~ i] ~ (
+          " row(s) have a NULL version (" ~ flow.version ~ "): every snapshot row needs the version it belongs to." if flow.kind == 'snapshot' else
+          " event(s) have a NULL checkpoint column '" ~ flow.checkpoint_column ~ "': each run reads only rows at or above the last checkpoint, so such rows would never be read again. Give every row a value in the flow's query, or filter these out.")) -%}
+    {%- endif -%}
+    {%- if bad is not none and flow.kind == 'snapshot' and row['conflicting_' ~ i] > 0 -%}
+      {%- do errors.append("flow '" ~ flow.name ~ "': " ~ row['conflicting_' ~ i] ~ " row(s) share a key and version with a different row"
+          ~ " (a key its snapshot holds twice, or a change event at the version): on_bad_rows='quarantine' cannot set them aside, since the"
+          ~ " snapshot would then lack the key and delete it. Fix them in the source and run again.") -%}
     {%- endif -%}
     {%- set same_reading = before.get('kind') == flow.kind and before.get('reading') == auto_cdc.flow_reading(flow) -%}
     {%- set new_value = row['checkpoint_' ~ i] if flow.checkpoint_column or flow.kind == 'snapshot' else none -%}
