@@ -314,18 +314,15 @@ def flow_deliveries_with_bad_rows(
     """flow_deliveries' events and runs, with bad rows mixed into each run (each unique, by its
     name): a feed's NULL key, sequence or checkpoint (`loaded`), a different event at the key
     and sequence of one of the run's own upserts (both set aside), a snapshot row with a NULL
-    key at a version of the run or with a NULL version. Returns (the good events, the runs:
-    each a list of (table, row); a feed row is stamped with its run unless it has its own
-    `loaded`, the rows set aside: (flow, id, name, reason))."""
+    version. Returns (the good events, the runs: each a list of (table, row), a feed row
+    stamped with its run unless it has its own `loaded`; the rows set aside: (flow, id, name,
+    reason))."""
     events, batches = draw(flow_deliveries(with_snapshots))
     bad: list[tuple[Any, ...]] = []
     runs = []
-    read_up_to = 0
     for batch in batches:
         loads = list(batch)
-        kinds = ["null_key", "null_sequence", "null_checkpoint", "conflict"] + (
-            ["dump_null_key", "null_version"] * with_snapshots
-        )
+        kinds = ["null_key", "null_sequence", "null_checkpoint", "conflict"] + (["null_version"] * with_snapshots)
         for _ in range(draw(st.integers(0, 3))):
             kind, name = draw(st.sampled_from(kinds)), f"bad{len(bad)}"
             feed = draw(st.sampled_from(["feed", "feed_us"]))
@@ -351,19 +348,11 @@ def flow_deliveries_with_bad_rows(
                     bad.append((flow, key, old_name, "conflicting_duplicate"))
                     events = [e for e in events if not (e.key == key and e.seq == seq)]
                 kind = "conflicting_duplicate"
-            elif kind == "dump_null_key":
-                # A version below one an earlier run read is never read (the later overrules it).
-                versions = [row[3] for table, row in loads if table == "dump" and row[3] and row[3] > read_up_to]
-                if not versions:
-                    continue
-                load, flow = ("dump", (None, name, "x", draw(st.sampled_from(versions)))), "dump"
-                kind = "null_key"
             else:
                 load, flow = ("dump", (1, name, "x", None)), "dump"
             bad.append((flow, load[1][0], name, kind))
             loads.insert(draw(st.integers(0, len(loads))), load)
         runs.append(loads)
-        read_up_to = max([read_up_to] + [row[3] for table, row in loads if table == "dump" and row[3]])
     return events, runs, bad
 
 

@@ -28,16 +28,6 @@
   left join conflicts as c on src.__cdc_op <> 'truncate' and {{ auto_cdc.keys_match(identity, 'c', 'src') }}
   where {{ auto_cdc._null_reason_sql(cfg, 'src.') }} is {{ 'not ' if bad }}null
     {{ 'or' if bad else 'and' }} c.{{ auto_cdc.quote_identifier(identity[0]) }} is {{ 'not ' if bad }}null
-  {%- set snapshot_flows = cfg.flows | selectattr('kind', 'equalto', 'snapshot') | map(attribute='name') | list %}
-  {%- if snapshot_flows and not bad %}
-    {#- A snapshot flow's version is known by its rows: one whose rows all have a NULL key
-        is not applied (its truncate would delete every key), as if it had never arrived. #}
-    {%- set seq = auto_cdc.seq_names('__cdc_seq', 1)[0] %}
-    and not (src.__cdc_op = 'truncate' and src.__cdc_flow in ({{ auto_cdc.string_literals(snapshot_flows) }})
-             and not exists (select 1 from {{ raw }} as r
-                             where r.__cdc_flow = src.__cdc_flow and r.{{ seq }} = src.{{ seq }} and r.__cdc_op = 'upsert'
-                             {%- for key in cfg.key_columns %} and r.{{ auto_cdc.quote_identifier(key) }} is not null{% endfor %}))
-  {%- endif %}
 {%- endmacro %}
 
 

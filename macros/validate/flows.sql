@@ -13,8 +13,10 @@
       a `once` flow added back is not read again). With on_bad_rows='quarantine' (`bad`: the
       rows set aside; `batch`: every row read) the rows set aside count as read (they are kept),
       but a change feed's checkpoint stops at the lowest of its conflicting groups, as a model
-      query's does (record_run_sql); a snapshot flow's row in a conflicting group fails the
-      run: setting it aside would have the snapshot delete its key. -#}
+      query's does (record_run_sql). A snapshot flow's row with a NULL key or in a conflicting
+      group fails the run (set aside, its snapshot would lack the key and delete it), and so
+      does a once flow's row in a conflicting group (the flow is not read again, so the group
+      could not be read again whole). -#}
   {%- set recorded = last_run.flows if last_run else {} -%}
   {%- set seq = auto_cdc.seq_names('__cdc_seq', 1)[0] -%}
   {%- set query -%}
@@ -33,8 +35,9 @@
     {%- if bad is none %}
     coalesce(sum(case when {{ this_flow }} and {{ value }} is null
                       {%- if flow.kind == 'snapshot' %} and __cdc_op <> 'truncate'{% endif %} then 1 else 0 end), 0) as missing_{{ loop.index }},
-    {%- elif flow.kind == 'snapshot' %}
-    (select count(*) from {{ bad }} where {{ this_flow }} and __cdc_reason = 'conflicting_duplicate') as conflicting_{{ loop.index }},
+    {%- elif flow.kind == 'snapshot' or flow.once %}
+    (select count(*) from {{ bad }} where {{ this_flow }}
+       and __cdc_reason in ('conflicting_duplicate'{{ ", 'null_key'" if flow.kind == 'snapshot' }})) as unsettable_{{ loop.index }},
     {%- endif %}
     {%- if flow.kind == 'snapshot' %}
     coalesce(sum(case when {{ this_flow }} and __cdc_op = 'upsert' and {{ value }} = (select max({{ value }}) from {{ batch }} where {{ this_flow }})
@@ -57,10 +60,14 @@
           " row(s) have a NULL version (" ~ flow.version ~ "): every snapshot row needs the version it belongs to." if flow.kind == 'snapshot' else
           " event(s) have a NULL checkpoint column '" ~ flow.checkpoint_column ~ "': each run reads only rows at or above the last checkpoint, so such rows would never be read again. Give every row a value in the flow's query, or filter these out.")) -%}
     {%- endif -%}
-    {%- if bad is not none and flow.kind == 'snapshot' and row['conflicting_' ~ i] > 0 -%}
-      {%- do errors.append("flow '" ~ flow.name ~ "': " ~ row['conflicting_' ~ i] ~ " row(s) share a key and version with a different row"
+    {%- if bad is not none and flow.kind == 'snapshot' and row['unsettable_' ~ i] > 0 -%}
+      {%- do errors.append("flow '" ~ flow.name ~ "': " ~ row['unsettable_' ~ i] ~ " row(s) have a NULL key or share a key and version with a different row"
           ~ " (a key its snapshot holds twice, or a change event at the version): on_bad_rows='quarantine' cannot set them aside, since the"
-          ~ " snapshot would then lack the key and delete it. Fix them in the source and run again.") -%}
+          ~ " snapshot would then lack their key and delete it. Fix them in the source and run again.") -%}
+    {%- elif bad is not none and flow.once and row['unsettable_' ~ i] > 0 -%}
+      {%- do errors.append("flow '" ~ flow.name ~ "' is a once flow, and " ~ row['unsettable_' ~ i] ~ " of its event(s) are in a group of"
+          ~ " different events at one key and sequence: on_bad_rows='quarantine' cannot set them aside, since a once flow is not read again"
+          ~ " and a later run would apply the group's other events alone. Fix them in the source and run again.") -%}
     {%- endif -%}
     {%- set same_reading = before.get('kind') == flow.kind and before.get('reading') == auto_cdc.flow_reading(flow) -%}
     {%- set new_value = row['checkpoint_' ~ i] if flow.checkpoint_column or flow.kind == 'snapshot' else none -%}
