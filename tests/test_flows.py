@@ -313,10 +313,10 @@ def flow_deliveries_with_bad_rows(
 ) -> tuple[list[Event], list[list[tuple[str, Any]]], list[tuple[Any, ...]]]:
     """flow_deliveries' events and runs, with bad rows mixed into each run (each unique, by its
     name): a feed's NULL key, sequence or checkpoint (`loaded`), a different event at the key
-    and sequence of one of the run's own upserts (both set aside), a snapshot row with a NULL
-    version. Returns (the good events, the runs: each a list of (table, row), a feed row
-    stamped with its run unless it has its own `loaded`; the rows set aside: (flow, id, name,
-    reason))."""
+    and sequence of one of the run's own upserts, in either feed (both set aside), a snapshot
+    row with a NULL version. Returns (the good events, the runs: each a list of (table, row), a
+    feed row stamped with its run unless it has its own `loaded`; the rows set aside: (flow,
+    id, name, reason))."""
     events, batches = draw(flow_deliveries(with_snapshots))
     bad: list[tuple[Any, ...]] = []
     runs = []
@@ -341,11 +341,11 @@ def flow_deliveries_with_bad_rows(
                 ]
                 if not upserts:
                     continue
-                feed, (key, old_name, city, _, seq) = draw(st.sampled_from(upserts))
-                flow = {"feed": "eu", "feed_us": "us"}[feed]
+                original, (key, old_name, city, _, seq) = draw(st.sampled_from(upserts))
+                # The different event lands in either feed: a group may span two flows.
                 load = (feed, (key, name, city, "U", seq))
                 if any(e.key == key and e.seq == seq for e in events):  # the first copy: the event is set aside too
-                    bad.append((flow, key, old_name, "conflicting_duplicate"))
+                    bad.append(({"feed": "eu", "feed_us": "us"}[original], key, old_name, "conflicting_duplicate"))
                     events = [e for e in events if not (e.key == key and e.seq == seq)]
                 kind = "conflicting_duplicate"
             else:
