@@ -191,6 +191,19 @@ def ignored_events(
     return sum(ignored(event) for event in distinct.values())
 
 
+def live_tombstones(events: Iterable[Event]) -> int:
+    """SPEC 6.8, an SCD1 run's `num_live_tombstones`: after the runs that read `events`, the keys
+    whose newest delete is not older than the newest truncate (an older one is forgotten: the
+    truncate blocks what it blocked). A key with a row again keeps its delete's tombstone."""
+    events = list(events)
+    watermark = max((e.seq for e in events if e.op == "truncate"), default=None)
+    newest: dict[Any, Any] = {}
+    for e in events:
+        if e.op == "delete":
+            newest[e.key] = max(newest.get(e.key, e.seq), e.seq)
+    return sum(watermark is None or seq >= watermark for seq in newest.values())
+
+
 def _writes(event: Event, column: str, ignore_null: Collection[str], use_columns_to_update: bool) -> bool:
     if use_columns_to_update:
         listed = event.columns_to_update

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness import CdcProject, derived_name
-from scenarios import fails
+from scenarios import fails, run_batches
 
 pytestmark = pytest.mark.dbt_v2  # on DuckDB under dbt v2 too
 
@@ -90,6 +90,31 @@ def test_a_run_reports_what_it_did_with_its_events(project: CdcProject, scd_type
     if not project.dbt_v2:
         response = outcomes[1].result("dim").adapter_response
         assert response["_message"] == message and response["code"] == "AUTO_CDC", response
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("sequence_written", [False, True])
+def test_live_tombstones_older_than_a_truncate_are_not_counted(project: CdcProject, sequence_written: bool) -> None:
+    """A truncate blocks what an older tombstone blocked: from its run on, only the deletes at
+    or after it count (the older ones are forgotten once the run is recorded). In both state
+    layouts: every key (the sequence not written), or tombstones only."""
+    project.create_table("events", EVENTS)
+    config = {**CONFIG, "apply_as_truncates": "op = 't'"}
+    if not sequence_written:
+        config["except_column_list"] = ["seq", "op", "ts"]
+    project.model("dim", MODEL, **config)
+    ts = _at(10, 0, 0)
+    first = [(1, "a", 1, "u", ts), (2, "b", 2, "u", ts), (2, None, 3, "d", ts), (3, None, 4, "d", ts)]
+    # Key 5 has a row again, newer than the truncate: it keeps its row and its older tombstone.
+    first += [(5, None, 3, "d", ts), (5, "e", 6, "u", ts)]
+    runs = [
+        first,
+        [(None, None, 5, "t", ts), (4, "c", 6, "u", ts)],
+        [(4, None, 7, "d", ts), (3, None, 2, "d", ts)],  # the second is older than the truncate
+    ]
+    run_batches(project, *runs)
+    assert [int(n) for (n,) in _history(project, "dim", "num_live_tombstones")] == [3, 0, 1]
+    assert [row[:2] for row in project.rows("dim")] == [(5, "e")]
 
 
 @pytest.mark.not_on_v2("dbt v2 runs each statement on a connection of its own: a session setting does not last")

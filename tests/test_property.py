@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from harness import HYPOTHESIS_EXAMPLES as EXAMPLES
 from harness import CdcProject, derived_name
-from reference import Event, as_rows, bitemporal, ignored_events, scd1, scd2, set_aside, sort_rows
+from reference import Event, as_rows, bitemporal, ignored_events, live_tombstones, scd1, scd2, set_aside, sort_rows
 from scenarios import CITY_EVENTS, CONFIG, MODEL, TRUNCATING_CONFIG, run_batches
 
 COLUMNS = ["name", "city"]
@@ -131,17 +131,20 @@ def _reference(events: list[tuple[Any, ...]], mode: str) -> list[tuple[Any, ...]
     return as_rows(table, columns)
 
 
-def _run_metrics(project: CdcProject) -> list[tuple[int, ...]]:
-    """Each run's (num_events, num_collapsed_duplicates, num_ignored_events, num_applied_events),
-    as its run history records them."""
+def _run_metrics(project: CdcProject) -> list[tuple[int | None, ...]]:
+    """Each run's (num_events, num_collapsed_duplicates, num_ignored_events, num_applied_events,
+    num_live_tombstones), as its run history records them."""
     runs = project.relation(derived_name("dim", "__cdc_runs"))
-    counts = "num_events, num_collapsed_duplicates, num_ignored_events, num_applied_events"
+    counts = "num_events, num_collapsed_duplicates, num_ignored_events, num_applied_events, num_live_tombstones"
     query = f"select {counts} from {runs} order by run_id"
-    return [tuple(int(value) for value in row) for row in project.query(query)]
+    return [tuple(None if value is None else int(value) for value in row) for row in project.query(query)]
 
 
-def _expected_run_metrics(batches: list[list[tuple[Any, ...]]], mode: str, scd_type: str) -> list[tuple[int, ...]]:
-    """What each run reads, collapses and ignores (SPEC 6.8): ignored_events over the runs before it."""
+def _expected_run_metrics(
+    batches: list[list[tuple[Any, ...]]], mode: str, scd_type: str
+) -> list[tuple[int | None, ...]]:
+    """What each run reads, collapses and ignores (SPEC 6.8): ignored_events over the runs before
+    it; and SCD1's live tombstones after it (SCD2 keeps deletes as history: NULL)."""
     with_ctu = mode == "columns_to_update"
     expected, earlier = [], []
     for batch in batches:
@@ -149,8 +152,9 @@ def _expected_run_metrics(batches: list[list[tuple[Any, ...]]], mode: str, scd_t
         events = [e for e in feed if e.op != "truncate"]
         collapsed = len(events) - len({(e.key, e.seq) for e in events})
         ignored = ignored_events(earlier, feed, columns, scd_type, IGNORE_NULL.get(mode, set()), with_ctu)
-        expected.append((len(feed), collapsed, ignored, len(feed) - collapsed - ignored))
         earlier += feed
+        tombstones = live_tombstones(earlier) if scd_type == "1" else None
+        expected.append((len(feed), collapsed, ignored, len(feed) - collapsed - ignored, tombstones))
     return expected
 
 

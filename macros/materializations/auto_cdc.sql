@@ -75,6 +75,7 @@
       'now': now, 'full_refresh': rebuild, 'shape': shape, 'known_columns': known_columns, 'state_layout': layout.layout,
       'fence': fence, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed,
       'previous_checkpoint': last_run.checkpoint_value if last_run and last_run.checkpoint_column == cfg.checkpoint_column else none,
+      'truncated_before': last_run.truncated if last_run else false,
   }) -%}
   {%- set quarantined = auto_cdc.quarantine_statements(run, batch_columns) if not empty_run else {'statements': [], 'warning': none} -%}
   {%- do writes.extend(quarantined.statements) -%}

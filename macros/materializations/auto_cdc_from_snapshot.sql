@@ -101,6 +101,7 @@
         'known_columns': known_columns, 'state_layout': auto_cdc.chosen_state_layout(cfg, none, none, cdc_tables, target_relation).layout,
         'fence': none if rebuild or empty_run else auto_cdc.read_fence(existing.values() | list + auto_cdc.existing_change_feed(prepared.feed), temps, writes),
         'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed, 'previous_checkpoint': none,
+        'truncated_before': false,
     }) -%}
     {%- if not empty_run -%}
       {%- set quarantined = auto_cdc.quarantine_statements(run, snapshot_columns) -%}

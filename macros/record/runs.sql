@@ -177,12 +177,14 @@
 {% macro live_tombstones_sql(run) -%}
   {#- One row: the SCD1 state's live tombstones after the run's writes (expired ones are gone:
       write_state_statements), less those older than the truncate watermark, which a run
-      forgets after it is recorded (scd1_forget_dominated_sql). Found through the rows with a
-      delete time (tombstone_index_sql on PostgreSQL), so its cost follows the tombstones, not
-      the state. SCD2 keeps deletes as history: NULL. Over the CTE `watermark` (watermark_ctes). -#}
+      forgets after it is recorded (scd1_forget_dominated_sql). Without a watermark (no run
+      has read a truncate) every tombstone counts: tombstones_count_sql. SCD2 keeps deletes as
+      history: NULL. Over the CTE `watermark` (watermark_ctes). -#}
   {%- set n = run.cfg.seq_parts -%}
   {%- if run.cfg.scd_type != '1' -%}
     select cast(null as {{ dbt.type_bigint() }}) as num_live_tombstones
+  {%- elif not run.truncating and not run.truncated_before -%}
+    {{ auto_cdc.tombstones_count_sql(run.state) }}
   {%- else -%}
     select count(*) as num_live_tombstones
     from {{ run.state }} as s
@@ -190,6 +192,16 @@
     where s.__cdc_deleted_at is not null
       and not {{ auto_cdc.seq_older('__cdc_delete_seq', '__cdc_watermark', n, 's', 'w') }}
   {%- endif -%}
+{%- endmacro %}
+
+{% macro tombstones_count_sql(state) -%}
+  {#- One row: the SCD1 state's rows with a delete time. Its cost follows the tombstones, not
+      the state: PostgreSQL finds them in the state's partial index (tombstone_index_sql). -#}
+  {{ return(adapter.dispatch('tombstones_count_sql', 'auto_cdc')(state)) }}
+{%- endmacro %}
+
+{% macro default__tombstones_count_sql(state) -%}
+  select count(*) as num_live_tombstones from {{ state }} where __cdc_deleted_at is not null
 {%- endmacro %}
 
 

@@ -208,13 +208,15 @@
 
 
 {% macro read_last_run(runs_relation) -%}
-  {#- The latest run's row as a dict (its checkpoint, the configuration it ran with and its
-      flows' checkpoints), or none before the first run. -#}
+  {#- The latest run's row as a dict (its checkpoint, the configuration it ran with, its
+      flows' checkpoints, and whether a truncate watermark is recorded), or none before the
+      first run. -#}
   {%- set query -%}select * from {{ runs_relation }} order by run_id desc limit 1{%- endset -%}
   {%- set table = run_query(query) -%}
   {%- if table.rows | length == 0 -%}{{ return(none) }}{%- endif -%}
   {%- set row = table.rows[0] -%}
   {{ return({'checkpoint_column': row['checkpoint_column'], 'checkpoint_value': row['checkpoint_value'],
              'config': fromjson(row['config']) if row['config'] else none,
-             'flows': fromjson(row['flows']) if row['flows'] else {}}) }}
+             'flows': fromjson(row['flows']) if row['flows'] else {},
+             'truncated': row['truncate_seq' if 'truncate_seq' in table.column_names | list else 'truncate_seq_1'] is not none}) }}
 {%- endmacro %}
