@@ -26,7 +26,7 @@ import argparse
 import time
 from pathlib import Path
 
-from cdc_bench import REPO, measure
+from cdc_bench import REPO, measure, workloads
 from cdc_bench.report import Report, write_benchmarks
 from cdc_bench.sections import run_all
 
@@ -43,6 +43,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes; print only")
     parser.add_argument("--profile", type=int, default=0, help="print each dbt run's N slowest statements")
     parser.add_argument("--only", nargs="+", choices="123456789", help="measure only these sections (print only)")
+    parser.add_argument(
+        "--quarantine",
+        action="store_true",
+        help="on_bad_rows='quarantine' on the models of sections 1, 2, 3 and 6 (print only)",
+    )
     parser.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
     args = parser.parse_args()
     if args.quick:
@@ -50,9 +55,11 @@ def main() -> None:
     started = time.time()
     report = Report(lambda line: print(line, flush=True))
     measure.PROFILE = args.profile
+    if args.quarantine:
+        workloads.EXTRA_CONFIG["on_bad_rows"] = "quarantine"
     sizes = (args.sizes, args.big, args.batch, args.columns, args.snapshot_rows, args.repeat)
     run_all(args.adapters, *sizes, report, "".join(args.only or "123456789"))
-    if args.quick or args.only:
+    if args.quick or args.only or args.quarantine:
         return
     write_benchmarks(report, Path(args.output), started)
     print(f"wrote {args.output}")

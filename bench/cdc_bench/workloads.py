@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from harness import CdcProject
 
 CDC = {"keys": ["id"], "sequence_by": "seq", "apply_as_deletes": "op = 'D'", "except_column_list": ["op", "seq"]}
+# Configs added to every model a Workload configures (run.py --quarantine), to measure their cost.
+EXTRA_CONFIG: dict[str, object] = {}
 
 
 @dataclass
@@ -32,7 +34,8 @@ class Workload:
         return self.value_columns() + (["seq"] if self.sequence_written else [])
 
     def config(self) -> dict[str, object]:
-        return {**CDC, "except_column_list": ["op"]} if self.sequence_written else CDC
+        config = {**CDC, "except_column_list": ["op"]} if self.sequence_written else CDC
+        return {**config, **EXTRA_CONFIG}
 
     @property
     def form(self) -> str:
