@@ -194,7 +194,8 @@ def ignored_events(
 def live_tombstones(events: Iterable[Event]) -> int:
     """SPEC 6.8, an SCD1 run's `num_live_tombstones`: after the runs that read `events`, the keys
     whose newest delete is not older than the newest truncate (an older one is forgotten: the
-    truncate blocks what it blocked). A key with a row again keeps its delete's tombstone."""
+    truncate blocks what it blocked). A key with a row again keeps its delete's tombstone. No
+    tombstone expires here: the tests run well within `tombstone_retention`."""
     events = list(events)
     watermark = max((e.seq for e in events if e.op == "truncate"), default=None)
     newest: dict[Any, Any] = {}

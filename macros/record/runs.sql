@@ -195,8 +195,9 @@
 {%- endmacro %}
 
 {% macro tombstones_count_sql(state) -%}
-  {#- One row: the SCD1 state's rows with a delete time. Its cost follows the tombstones, not
-      the state: PostgreSQL finds them in the state's partial index (tombstone_index_sql). -#}
+  {#- One row: the SCD1 state's rows with a delete time. On PostgreSQL its cost follows the
+      tombstones, not the state (the state's partial index, tombstone_index_sql); DuckDB reads
+      the one column. -#}
   {{ return(adapter.dispatch('tombstones_count_sql', 'auto_cdc')(state)) }}
 {%- endmacro %}
 
