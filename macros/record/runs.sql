@@ -2,11 +2,18 @@
     run history (and the versions read, for snapshots); the metrics in the log line and in
     run_results.json. -#}
 
-{% macro change_counts_sql(changes) -%}
-  {#- One row: the run's net effect on the target, rows new or changed and rows gone. -#}
+{% macro change_counts_sql(run) -%}
+  {#- One row: the run's net effect on the target, rows new or changed and rows gone; when the
+      live tombstones are carried (carried_tombstones), also how many more the changed keys
+      have than before. -#}
   select coalesce(sum(case when __cdc_action in ('insert', 'update') then 1 else 0 end), 0) as num_upserted_rows,
          coalesce(sum(case when __cdc_action = 'delete' then 1 else 0 end), 0) as num_deleted_rows
-  from {{ changes }}
+         {%- if run.carried_tombstones is not none %},
+         coalesce(sum(case when __cdc_deleted_at is not null then 1 else 0 end)
+                  - sum(case when {{ auto_cdc.seq_first('__cdc_stored_delete_seq', run.cfg.seq_parts) }} is not null then 1 else 0 end), 0)
+           as num_new_tombstones
+         {%- endif %}
+  from {{ run.changes }}
 {%- endmacro %}
 
 
@@ -110,16 +117,18 @@
     {{ run.shape.n_events - collapsed }} - ignored.num_ignored_events,
     ignored.num_ignored_events,
     {{ collapsed }},
-    tombstones.num_live_tombstones,
+    {{ (run.carried_tombstones ~ ' + counts.num_new_tombstones') if run.carried_tombstones is not none else 'tombstones.num_live_tombstones' }},
     cast({{ auto_cdc.seconds_between(run.now, auto_cdc.wall_clock()) }} as decimal(18, 3)),
     source_commit.max_commit_time,
     cast({{ auto_cdc.seconds_between('source_commit.max_commit_time', auto_cdc.wall_clock()) }} as decimal(18, 3)),
     {{ run.shape.n_quarantined if cfg.quarantine else 'null' }}
   from watermark
-  cross join ({{ auto_cdc.change_counts_sql(run.changes) }}) as counts
+  cross join ({{ auto_cdc.change_counts_sql(run) }}) as counts
   cross join ({{ auto_cdc.differing_redeliveries_sql(run) }}) as redelivered
   cross join ({{ auto_cdc.ignored_events_sql(run) }}) as ignored
+  {%- if run.carried_tombstones is none %}
   cross join ({{ auto_cdc.live_tombstones_sql(run) }}) as tombstones
+  {%- endif %}
   cross join ({{ auto_cdc.newest_commit_sql(run) }}) as source_commit
 {%- endmacro %}
 
@@ -192,6 +201,20 @@
     where s.__cdc_deleted_at is not null
       and not {{ auto_cdc.seq_older('__cdc_delete_seq', '__cdc_watermark', n, 's', 'w') }}
   {%- endif -%}
+{%- endmacro %}
+
+{% macro carried_tombstones(cfg, last_run, fence, cdc_tables, state_files, statements, shape) -%}
+  {#- The live tombstones the last run counted, when this run's count may start from them and
+      add the changed keys' difference (change_counts_sql), instead of counting the state: an
+      SCD1 run with no truncate, whose state is as that run left it (state_in_step), whose
+      writes before the resolve (`statements`: a state layout move, new columns) are none, and
+      where the state's metadata shows that no tombstone expires now (read_state_files: no
+      statement this run runs forgets a tombstone that no change names). Else none. -#}
+  {%- if cfg.scd_type != '1' or last_run is none or last_run.num_live_tombstones is none or state_files is none
+         or state_files.may_hold_expired > 0 or shape.n_truncates > 0 or statements | select | map('trim') | select | list -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {{ return(last_run.num_live_tombstones | int if auto_cdc.state_in_step(fence, cdc_tables) else none) }}
 {%- endmacro %}
 
 {% macro tombstones_count_sql(state) -%}

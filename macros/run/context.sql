@@ -15,10 +15,13 @@
         change_feed      the change feed's frame (prepared_change_feed), none when off
         previous_checkpoint  the last run's checkpoint value, none without one
         truncated_before     true when an earlier run recorded a truncate watermark
+        state_files      read_state_files' answer (SCD1 on Spark), none elsewhere
+        carried_tombstones   the live tombstones to count on from (carried_tombstones), or none
       A missing or unknown fact is a mistake of the materialization: it fails here, not as an
       undefined value deep inside a statement. -#}
   {%- set required = ['now', 'full_refresh', 'shape', 'known_columns', 'state_layout', 'fence',
-                      'replaced_rows', 'change_feed', 'previous_checkpoint', 'truncated_before'] -%}
+                      'replaced_rows', 'change_feed', 'previous_checkpoint', 'truncated_before', 'state_files',
+                      'carried_tombstones'] -%}
   {%- set given = facts.keys() | list -%}
   {%- set missing = required | reject('in', given) | list -%}
   {%- set unknown = given | reject('in', required) | list -%}

@@ -99,6 +99,32 @@
 {%- endmacro %}
 
 
+{% macro read_state_files(cfg, state, now) -%}
+  {#- An SCD1 state's data files, where the table format's metadata tells cheaply:
+      {total, may_hold_expired} (may a file hold a tombstone past its retention at `now`?), or
+      none. Read once per applied run, before the resolve (state_files in the run context). -#}
+  {{ return(adapter.dispatch('read_state_files', 'auto_cdc')(cfg, state, now)) }}
+{%- endmacro %}
+
+{% macro default__read_state_files(cfg, state, now) -%}
+  {{ return(none) }}
+{%- endmacro %}
+
+
+{% macro state_in_step(fence, cdc_tables) -%}
+  {#- Is the state as the last recorded run left it? Where a transaction is the fence (none),
+      yes: a run's writes and its row commit together. With a fence, only if the state's
+      current snapshot is not newer than the run history's: a run stopped between its state
+      write and its row leaves it ahead. Unknown (the snapshots noted in a table): no. -#}
+  {%- if fence is none -%}{{ return(true) }}{%- endif -%}
+  {%- if fence.committed is none -%}{{ return(false) }}{%- endif -%}
+  {%- set names = fence.relations | map(attribute='identifier') | map('lower') | list -%}
+  {%- set state, runs = cdc_tables.state.identifier | lower, cdc_tables.runs.identifier | lower -%}
+  {%- if state not in names or runs not in names -%}{{ return(false) }}{%- endif -%}
+  {{ return(fence.committed[names.index(state)] <= fence.committed[names.index(runs)]) }}
+{%- endmacro %}
+
+
 {% macro existing_tables(tables) -%}
   {#- existing_relations() of the model's tables, by name: `tables` {'target': ..., 'state': ...,
       ...} gives the same names, each the relation found (with its type) or none. -#}
@@ -209,8 +235,8 @@
 
 {% macro read_last_run(runs_relation) -%}
   {#- The latest run's row as a dict (its checkpoint, the configuration it ran with, its
-      flows' checkpoints, and whether a truncate watermark is recorded), or none before the
-      first run. -#}
+      flows' checkpoints, whether a truncate watermark is recorded, and the live tombstones it
+      counted), or none before the first run. -#}
   {%- set query -%}select * from {{ runs_relation }} order by run_id desc limit 1{%- endset -%}
   {%- set table = run_query(query) -%}
   {%- if table.rows | length == 0 -%}{{ return(none) }}{%- endif -%}
@@ -218,5 +244,6 @@
   {{ return({'checkpoint_column': row['checkpoint_column'], 'checkpoint_value': row['checkpoint_value'],
              'config': fromjson(row['config']) if row['config'] else none,
              'flows': fromjson(row['flows']) if row['flows'] else {},
-             'truncated': row['truncate_seq' if 'truncate_seq' in table.column_names | list else 'truncate_seq_1'] is not none}) }}
+             'truncated': row['truncate_seq' if 'truncate_seq' in table.column_names | list else 'truncate_seq_1'] is not none,
+             'num_live_tombstones': row['num_live_tombstones'] if 'num_live_tombstones' in table.column_names | list else none}) }}
 {%- endmacro %}

@@ -39,9 +39,7 @@
         so the same MERGE forgets them: one write, not two. (A state this run creates holds none.)
         A state of tombstones without a data file, and a batch without a delete: no key keeps a
         row, and there is none to forget, so there is no MERGE (an Iceberg commit) at all. -#}
-    {%- set n = cfg.seq_parts -%}
-    {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, run.now) -%}
-    {%- set files = none if run.full_refresh else auto_cdc.spark_state_files(run.state, horizon) -%}
+    {%- set files = run.state_files -%}
     {%- if files is not none and files.total == 0 and run.state_layout == 'tombstones' and run.shape.n_deletes == 0 -%}
       {{ return([]) }}
     {%- endif -%}
@@ -72,6 +70,11 @@
                                      upsert='true', delete='false')]) }}
 {%- endmacro %}
 
+
+{% macro spark__read_state_files(cfg, state, now) -%}
+  {%- if cfg.scd_type != '1' -%}{{ return(none) }}{%- endif -%}
+  {{ return(auto_cdc.spark_state_files(state, auto_cdc.seconds_ago(cfg.tombstone_retention, now))) }}
+{%- endmacro %}
 
 {% macro spark_state_files(state, horizon) -%}
   {#- The state's data files, from Iceberg's metadata: {total, may_hold_expired}. Finding expired
@@ -152,10 +155,11 @@
       state column), so after one they are noted among the writes, in a working table (`noted`). -#}
   {%- if not relations -%}{{ return(none) }}{%- endif -%}
   {%- if writes | select | map('trim') | select | list -%}
-    {{ return({'relations': relations, 'noted': temps.fence, 'snapshots': none}) }}
+    {{ return({'relations': relations, 'noted': temps.fence, 'snapshots': none, 'committed': none}) }}
   {%- endif -%}
-  {%- set row = run_query(auto_cdc.current_snapshots_sql(relations)).rows[0] -%}
-  {{ return({'relations': relations, 'noted': none, 'snapshots': row | map('int') | list}) }}
+  {%- set row = run_query(auto_cdc.current_snapshots_sql(relations, committed=true)).rows[0] | map('int') | list -%}
+  {%- set n = relations | length -%}
+  {{ return({'relations': relations, 'noted': none, 'snapshots': row[:n], 'committed': row[n:]}) }}
 {%- endmacro %}
 
 
@@ -166,11 +170,16 @@
 {%- endmacro %}
 
 
-{% macro current_snapshots_sql(relations) -%}
-  {#- One row: each relation's current snapshot, as snapshot_1, snapshot_2, ... -#}
+{% macro current_snapshots_sql(relations, committed=false) -%}
+  {#- One row: each relation's current snapshot, as snapshot_1, snapshot_2, ...; with
+      `committed`, then when each was committed (epoch milliseconds, -1 before the first). -#}
   select
   {%- for relation in relations %}
-    {{ auto_cdc.current_snapshot_sql(relation) }} as snapshot_{{ loop.index }}{{ ',' if not loop.last }}
+    {{ auto_cdc.current_snapshot_sql(relation) }} as snapshot_{{ loop.index }}{{ ',' if not loop.last or committed }}
+  {%- endfor %}
+  {%- for relation in relations if committed %}
+    coalesce((select unix_millis(s.committed_at) from {{ relation }}.snapshots as s join {{ relation }}.refs as r
+              on r.snapshot_id = s.snapshot_id where r.name = 'main'), -1) as committed_{{ loop.index }}{{ ',' if not loop.last }}
   {%- endfor %}
 {%- endmacro %}
 
