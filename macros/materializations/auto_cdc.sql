@@ -71,13 +71,13 @@
 
   {#- 6-8. Resolve, apply, record; then the metrics, read back from what was applied. -#}
   {%- set fence = none if rebuild or empty_run else auto_cdc.read_fence(existing.values() | list + auto_cdc.existing_change_feed(prepared.feed), temps, writes) -%}
-  {%- set state_files = none if rebuild or empty_run else auto_cdc.read_state_files(cfg, cdc_tables.state, now) -%}
+  {%- set state_files = none if rebuild or empty_run else auto_cdc.read_state_files(cfg, cdc_tables, now) -%}
   {%- set run = auto_cdc.run_context(cfg, target_relation, cdc_tables, temps, {
       'now': now, 'full_refresh': rebuild, 'shape': shape, 'known_columns': known_columns, 'state_layout': layout.layout,
       'fence': fence, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed,
       'previous_checkpoint': last_run.checkpoint_value if last_run and last_run.checkpoint_column == cfg.checkpoint_column else none,
       'truncated_before': last_run.truncated if last_run else false, 'state_files': state_files,
-      'carried_tombstones': auto_cdc.carried_tombstones(cfg, last_run, fence, cdc_tables, state_files, writes, shape),
+      'carried_tombstones': auto_cdc.carried_tombstones(cfg, last_run, state_files, writes, shape),
   }) -%}
   {%- set quarantined = auto_cdc.quarantine_statements(run, batch_columns) if not empty_run else {'statements': [], 'warning': none} -%}
   {%- do writes.extend(quarantined.statements) -%}

@@ -97,13 +97,13 @@
     {%- set n_changes = auto_cdc.row_count(temps.batch) -%}
     {%- set shape = {'n_events': n_changes, 'n_identities': n_changes, 'n_truncates': 0, 'n_deletes': none, 'n_quarantined': set_aside.count, 'flows': {}} -%}
     {%- set fence = none if rebuild or empty_run else auto_cdc.read_fence(existing.values() | list + auto_cdc.existing_change_feed(prepared.feed), temps, writes) -%}
-    {%- set state_files = none if rebuild or empty_run else auto_cdc.read_state_files(cfg, cdc_tables.state, now) -%}
+    {%- set state_files = none if rebuild or empty_run else auto_cdc.read_state_files(cfg, cdc_tables, now) -%}
     {%- set run = auto_cdc.run_context(cfg, target_relation, cdc_tables, temps, {
         'now': now, 'full_refresh': rebuild, 'shape': shape,
         'known_columns': known_columns, 'state_layout': auto_cdc.chosen_state_layout(cfg, none, none, cdc_tables, target_relation).layout,
         'fence': fence, 'replaced_rows': auto_cdc.replaced_rows(existing, mode), 'change_feed': prepared.feed, 'previous_checkpoint': none,
         'truncated_before': false, 'state_files': state_files,
-        'carried_tombstones': auto_cdc.carried_tombstones(cfg, last_run, fence, cdc_tables, state_files, writes, shape),
+        'carried_tombstones': auto_cdc.carried_tombstones(cfg, last_run, state_files, writes, shape),
     }) -%}
     {%- if not empty_run -%}
       {%- set quarantined = auto_cdc.quarantine_statements(run, snapshot_columns) -%}

@@ -212,18 +212,19 @@
   {%- endif -%}
 {%- endmacro %}
 
-{% macro carried_tombstones(cfg, last_run, fence, cdc_tables, state_files, statements, shape) -%}
+{% macro carried_tombstones(cfg, last_run, state_files, statements, shape) -%}
   {#- The live tombstones the last run counted, when this run's count may start from them and
       add the changed keys' difference (change_counts_sql), instead of counting the state: an
-      SCD1 run with no truncate, whose state is as that run left it (state_in_step), whose
-      writes before the resolve (`statements`: a state layout move, new columns) are none, and
-      where the state's metadata shows that no tombstone expires now (read_state_files: no
-      statement this run runs forgets a tombstone that no change names). Else none. -#}
+      SCD1 run with no truncate and no writes before the resolve (`statements`: a state layout
+      move, new columns), where the state's metadata (read_state_files) shows it as that run
+      left it and no tombstone expiring now (no statement of this run forgets a tombstone
+      that no change names). Else none. -#}
   {%- if cfg.scd_type != '1' or last_run is none or last_run.num_live_tombstones is none or state_files is none
-         or state_files.may_hold_expired > 0 or shape.n_truncates > 0 or statements | select | map('trim') | select | list -%}
+         or not state_files.in_step or state_files.may_hold_expired > 0 or shape.n_truncates > 0
+         or statements | select | map('trim') | select | list -%}
     {{ return(none) }}
   {%- endif -%}
-  {{ return(last_run.num_live_tombstones | int if auto_cdc.state_in_step(fence, cdc_tables) else none) }}
+  {{ return(last_run.num_live_tombstones | int) }}
 {%- endmacro %}
 
 {% macro tombstones_count_sql(state) -%}

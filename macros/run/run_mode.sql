@@ -99,29 +99,16 @@
 {%- endmacro %}
 
 
-{% macro read_state_files(cfg, state, now) -%}
-  {#- An SCD1 state's data files, where the table format's metadata tells cheaply:
-      {total, may_hold_expired} (may a file hold a tombstone past its retention at `now`?), or
-      none. Read once per applied run, before the resolve (state_files in the run context). -#}
-  {{ return(adapter.dispatch('read_state_files', 'auto_cdc')(cfg, state, now)) }}
+{% macro read_state_files(cfg, cdc_tables, now) -%}
+  {#- What the table format's metadata tells cheaply of an SCD1 state, or none (the default):
+      {total: its data files, may_hold_expired: may one hold a tombstone past its retention at
+      `now`, in_step: is the state as the last recorded run left it}. Read once per applied
+      run, before the resolve (state_files in the run context). -#}
+  {{ return(adapter.dispatch('read_state_files', 'auto_cdc')(cfg, cdc_tables, now)) }}
 {%- endmacro %}
 
-{% macro default__read_state_files(cfg, state, now) -%}
+{% macro default__read_state_files(cfg, cdc_tables, now) -%}
   {{ return(none) }}
-{%- endmacro %}
-
-
-{% macro state_in_step(fence, cdc_tables) -%}
-  {#- Is the state as the last recorded run left it? Where a transaction is the fence (none),
-      yes: a run's writes and its row commit together. With a fence, only if the state's
-      current snapshot is not newer than the run history's: a run stopped between its state
-      write and its row leaves it ahead. Unknown (the snapshots noted in a table): no. -#}
-  {%- if fence is none -%}{{ return(true) }}{%- endif -%}
-  {%- if fence.committed is none -%}{{ return(false) }}{%- endif -%}
-  {%- set names = fence.relations | map(attribute='identifier') | map('lower') | list -%}
-  {%- set state, runs = cdc_tables.state.identifier | lower, cdc_tables.runs.identifier | lower -%}
-  {%- if state not in names or runs not in names -%}{{ return(false) }}{%- endif -%}
-  {{ return(fence.committed[names.index(state)] <= fence.committed[names.index(runs)]) }}
 {%- endmacro %}
 
 

@@ -71,24 +71,25 @@
 {%- endmacro %}
 
 
-{% macro spark__read_state_files(cfg, state, now) -%}
+{% macro spark__read_state_files(cfg, cdc_tables, now) -%}
+  {#- From Iceberg's metadata, in one query: the state's data files {total, may_hold_expired},
+      and `in_step`. Finding expired tombstones scans the whole state; the file statistics say
+      first whether any data file can hold one (a __cdc_deleted_at before the horizon). A file
+      without statistics counts, and so do rows its delete files removed: never a wrong no.
+      Without transactions a run stopped between its state write and its run history row
+      leaves the state ahead: in step only while the state's current snapshot is not newer
+      than the run history's. -#}
   {%- if cfg.scd_type != '1' -%}{{ return(none) }}{%- endif -%}
-  {{ return(auto_cdc.spark_state_files(state, auto_cdc.seconds_ago(cfg.tombstone_retention, now))) }}
-{%- endmacro %}
-
-{% macro spark_state_files(state, horizon) -%}
-  {#- The state's data files, from Iceberg's metadata: {total, may_hold_expired}. Finding expired
-      tombstones scans the whole state; the file statistics say first whether any data file
-      can hold one (a __cdc_deleted_at before the horizon). A file without statistics counts,
-      and so do rows its delete files removed: never a wrong no. -#}
+  {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, now) -%}
   {%- set metrics = 'readable_metrics.__cdc_deleted_at' -%}
   {%- set found -%}
     select count(*), coalesce(sum(case when not coalesce({{ metrics }}.null_value_count = {{ metrics }}.value_count, false)
-      and not coalesce({{ metrics }}.lower_bound >= {{ horizon }}, false) then 1 else 0 end), 0)
-    from {{ state }}.data_files
+      and not coalesce({{ metrics }}.lower_bound >= {{ horizon }}, false) then 1 else 0 end), 0),
+      {{ auto_cdc.current_commit_time_sql(cdc_tables.state) }} <= {{ auto_cdc.current_commit_time_sql(cdc_tables.runs) }}
+    from {{ cdc_tables.state }}.data_files
   {%- endset -%}
   {%- set row = run_query(found).rows[0] -%}
-  {{ return({'total': row[0] | int, 'may_hold_expired': row[1] | int}) }}
+  {{ return({'total': row[0] | int, 'may_hold_expired': row[1] | int, 'in_step': row[2]}) }}
 {%- endmacro %}
 
 
@@ -155,11 +156,10 @@
       state column), so after one they are noted among the writes, in a working table (`noted`). -#}
   {%- if not relations -%}{{ return(none) }}{%- endif -%}
   {%- if writes | select | map('trim') | select | list -%}
-    {{ return({'relations': relations, 'noted': temps.fence, 'snapshots': none, 'committed': none}) }}
+    {{ return({'relations': relations, 'noted': temps.fence, 'snapshots': none}) }}
   {%- endif -%}
-  {%- set row = run_query(auto_cdc.current_snapshots_sql(relations, committed=true)).rows[0] | map('int') | list -%}
-  {%- set n = relations | length -%}
-  {{ return({'relations': relations, 'noted': none, 'snapshots': row[:n], 'committed': row[n:]}) }}
+  {%- set row = run_query(auto_cdc.current_snapshots_sql(relations)).rows[0] -%}
+  {{ return({'relations': relations, 'noted': none, 'snapshots': row | map('int') | list}) }}
 {%- endmacro %}
 
 
@@ -170,17 +170,19 @@
 {%- endmacro %}
 
 
-{% macro current_snapshots_sql(relations, committed=false) -%}
-  {#- One row: each relation's current snapshot, as snapshot_1, snapshot_2, ...; with
-      `committed`, then when each was committed (epoch milliseconds, -1 before the first). -#}
+{% macro current_snapshots_sql(relations) -%}
+  {#- One row: each relation's current snapshot, as snapshot_1, snapshot_2, ... -#}
   select
   {%- for relation in relations %}
-    {{ auto_cdc.current_snapshot_sql(relation) }} as snapshot_{{ loop.index }}{{ ',' if not loop.last or committed }}
+    {{ auto_cdc.current_snapshot_sql(relation) }} as snapshot_{{ loop.index }}{{ ',' if not loop.last }}
   {%- endfor %}
-  {%- for relation in relations if committed %}
-    coalesce((select unix_millis(s.committed_at) from {{ relation }}.snapshots as s join {{ relation }}.refs as r
-              on r.snapshot_id = s.snapshot_id where r.name = 'main'), -1) as committed_{{ loop.index }}{{ ',' if not loop.last }}
-  {%- endfor %}
+{%- endmacro %}
+
+
+{% macro current_commit_time_sql(relation) -%}
+  {#- When a relation's current snapshot was committed, in epoch milliseconds (-1 before its first). -#}
+  coalesce((select unix_millis(s.committed_at) from {{ relation }}.snapshots as s join {{ relation }}.refs as r
+            on r.snapshot_id = s.snapshot_id where r.name = 'main'), -1)
 {%- endmacro %}
 
 
