@@ -78,7 +78,8 @@
       without statistics counts, and so do rows its delete files removed: never a wrong no.
       Without transactions a run stopped between its state write and its run history row
       leaves the state ahead: in step only while the state's current snapshot is not newer
-      than the run history's. -#}
+      than the run history's. Iceberg dates a commit by the writing driver's clock: this
+      assumes a model's runs keep one clock, within the time between two runs. -#}
   {%- if cfg.scd_type != '1' -%}{{ return(none) }}{%- endif -%}
   {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, now) -%}
   {%- set metrics = 'readable_metrics.__cdc_deleted_at' -%}
