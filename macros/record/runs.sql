@@ -5,15 +5,23 @@
 {% macro change_counts_sql(run) -%}
   {#- One row: the run's net effect on the target, rows new or changed and rows gone; when the
       live tombstones are carried (carried_tombstones), also how many more the changed keys
-      have than before. -#}
+      have than before, each counted as live_tombstones_sql counts it: not older than the
+      truncate watermark (a key with a row again keeps an older tombstone in the state). Over
+      the CTE `watermark` (watermark_ctes). -#}
+  {%- set n = run.cfg.seq_parts -%}
+  {%- set carried = run.carried_tombstones is not none -%}
   select coalesce(sum(case when __cdc_action in ('insert', 'update') then 1 else 0 end), 0) as num_upserted_rows,
          coalesce(sum(case when __cdc_action = 'delete' then 1 else 0 end), 0) as num_deleted_rows
-         {%- if run.carried_tombstones is not none %},
+         {%- if carried %},
          coalesce(sum(case when __cdc_deleted_at is not null then 1 else 0 end)
-                  - sum(case when {{ auto_cdc.seq_first('__cdc_stored_delete_seq', run.cfg.seq_parts) }} is not null then 1 else 0 end), 0)
-           as num_new_tombstones
+                  - sum(case when c.{{ auto_cdc.seq_first('__cdc_stored_delete_seq', n) }} is not null
+                  {%- if run.truncated_before %} and not {{ auto_cdc.seq_older('__cdc_stored_delete_seq', '__cdc_watermark', n, 'c', 'w') }}{% endif %}
+                    then 1 else 0 end), 0) as num_new_tombstones
          {%- endif %}
-  from {{ run.changes }}
+  from {{ run.changes }} as c
+  {%- if carried and run.truncated_before %}
+  cross join watermark as w
+  {%- endif %}
 {%- endmacro %}
 
 
@@ -217,10 +225,11 @@
       add the changed keys' difference (change_counts_sql), instead of counting the state: an
       SCD1 run with no truncate and no writes before the resolve (`statements`: a state layout
       move, new columns), where the state's metadata (read_state_files) shows it as that run
-      left it and no tombstone expiring now (no statement of this run forgets a tombstone
-      that no change names). Else none. -#}
+      left it, that run still the newest, and no tombstone expiring now (no statement of this
+      run forgets a tombstone that no change names). Else none. -#}
   {%- if cfg.scd_type != '1' or last_run is none or last_run.num_live_tombstones is none or state_files is none
-         or not state_files.in_step or state_files.may_hold_expired > 0 or shape.n_truncates > 0
+         or not state_files.in_step or state_files.last_run_id != last_run.run_id
+         or state_files.may_hold_expired > 0 or shape.n_truncates > 0
          or statements | select | map('trim') | select | list -%}
     {{ return(none) }}
   {%- endif -%}

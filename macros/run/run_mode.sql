@@ -102,8 +102,9 @@
 {% macro read_state_files(cfg, cdc_tables, now) -%}
   {#- What the table format's metadata tells cheaply of an SCD1 state, or none (the default):
       {total: its data files, may_hold_expired: may one hold a tombstone past its retention at
-      `now`, in_step: is the state as the last recorded run left it}. Read once per applied
-      run, before the resolve (state_files in the run context). -#}
+      `now`, in_step: is the state as the last recorded run left it, last_run_id: the newest
+      run recorded}. Read once per applied run, before the resolve (state_files in the run
+      context). -#}
   {{ return(adapter.dispatch('read_state_files', 'auto_cdc')(cfg, cdc_tables, now)) }}
 {%- endmacro %}
 
@@ -232,5 +233,6 @@
              'config': fromjson(row['config']) if row['config'] else none,
              'flows': fromjson(row['flows']) if row['flows'] else {},
              'truncated': row['truncate_seq' if 'truncate_seq' in table.column_names | list else 'truncate_seq_1'] is not none,
-             'num_live_tombstones': row['num_live_tombstones'] if 'num_live_tombstones' in table.column_names | list else none}) }}
+             'num_live_tombstones': row['num_live_tombstones'] if 'num_live_tombstones' in table.column_names | list else none,
+             'run_id': row['run_id']}) }}
 {%- endmacro %}

@@ -78,19 +78,24 @@
       without statistics counts, and so do rows its delete files removed: never a wrong no.
       Without transactions a run stopped between its state write and its run history row
       leaves the state ahead: in step only while the state's current snapshot is not newer
-      than the run history's. Iceberg dates a commit by the writing driver's clock: this
-      assumes a model's runs keep one clock, within the time between two runs. -#}
+      than the run history's and that one is a run's row (an append, not a rewrite of the
+      table's files). Iceberg dates a commit by the writing driver's clock: this assumes a
+      model's runs keep one clock, within the time between two runs. `last_run_id`: the run
+      history's newest run now (another run may have been recorded since this one read it). -#}
   {%- if cfg.scd_type != '1' -%}{{ return(none) }}{%- endif -%}
   {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, now) -%}
   {%- set metrics = 'readable_metrics.__cdc_deleted_at' -%}
   {%- set found -%}
     select count(*), coalesce(sum(case when not coalesce({{ metrics }}.null_value_count = {{ metrics }}.value_count, false)
       and not coalesce({{ metrics }}.lower_bound >= {{ horizon }}, false) then 1 else 0 end), 0),
-      {{ auto_cdc.current_commit_time_sql(cdc_tables.state) }} <= {{ auto_cdc.current_commit_time_sql(cdc_tables.runs) }}
+      {{ auto_cdc.current_snapshot_field_sql(cdc_tables.state, 'unix_millis(s.committed_at)', '-1') }}
+        <= {{ auto_cdc.current_snapshot_field_sql(cdc_tables.runs, 'unix_millis(s.committed_at)', '-1') }}
+        and {{ auto_cdc.current_snapshot_field_sql(cdc_tables.runs, 's.operation', "''") }} = 'append',
+      (select max(run_id) from {{ cdc_tables.runs }})
     from {{ cdc_tables.state }}.data_files
   {%- endset -%}
   {%- set row = run_query(found).rows[0] -%}
-  {{ return({'total': row[0] | int, 'may_hold_expired': row[1] | int, 'in_step': row[2]}) }}
+  {{ return({'total': row[0] | int, 'may_hold_expired': row[1] | int, 'in_step': row[2], 'last_run_id': row[3]}) }}
 {%- endmacro %}
 
 
@@ -180,10 +185,11 @@
 {%- endmacro %}
 
 
-{% macro current_commit_time_sql(relation) -%}
-  {#- When a relation's current snapshot was committed, in epoch milliseconds (-1 before its first). -#}
-  coalesce((select unix_millis(s.committed_at) from {{ relation }}.snapshots as s join {{ relation }}.refs as r
-            on r.snapshot_id = s.snapshot_id where r.name = 'main'), -1)
+{% macro current_snapshot_field_sql(relation, field, otherwise) -%}
+  {#- An expression `field` over the relation's current snapshot `s` (e.g. when it was
+      committed, or its operation), `otherwise` before its first. -#}
+  coalesce((select {{ field }} from {{ relation }}.snapshots as s join {{ relation }}.refs as r
+            on r.snapshot_id = s.snapshot_id where r.name = 'main'), {{ otherwise }})
 {%- endmacro %}
 
 
