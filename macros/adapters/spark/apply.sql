@@ -86,13 +86,15 @@
   {%- set horizon = auto_cdc.seconds_ago(cfg.tombstone_retention, now) -%}
   {%- set metrics = 'readable_metrics.__cdc_deleted_at' -%}
   {%- set found -%}
-    select count(*), coalesce(sum(case when not coalesce({{ metrics }}.null_value_count = {{ metrics }}.value_count, false)
-      and not coalesce({{ metrics }}.lower_bound >= {{ horizon }}, false) then 1 else 0 end), 0),
-      {{ auto_cdc.current_snapshot_field_sql(cdc_tables.state, 'unix_millis(s.committed_at)', '-1') }}
-        <= {{ auto_cdc.current_snapshot_field_sql(cdc_tables.runs, 'unix_millis(s.committed_at)', '-1') }}
-        and {{ auto_cdc.current_snapshot_field_sql(cdc_tables.runs, 's.operation', "''") }} = 'append',
+    select f.total, f.may_hold_expired,
+      coalesce(st.committed_ms, -1) <= coalesce(rn.committed_ms, -1) and coalesce(rn.operation, '') = 'append',
       (select max(run_id) from {{ cdc_tables.runs }})
-    from {{ cdc_tables.state }}.data_files
+    from (select count(*) as total,
+            coalesce(sum(case when not coalesce({{ metrics }}.null_value_count = {{ metrics }}.value_count, false)
+              and not coalesce({{ metrics }}.lower_bound >= {{ horizon }}, false) then 1 else 0 end), 0) as may_hold_expired
+          from {{ cdc_tables.state }}.data_files) as f
+    left join {{ auto_cdc.current_snapshot_row_sql(cdc_tables.state) }} as st on true
+    left join {{ auto_cdc.current_snapshot_row_sql(cdc_tables.runs) }} as rn on true
   {%- endset -%}
   {%- set row = run_query(found).rows[0] -%}
   {{ return({'total': row[0] | int, 'may_hold_expired': row[1] | int, 'in_step': row[2], 'last_run_id': row[3]}) }}
@@ -185,11 +187,11 @@
 {%- endmacro %}
 
 
-{% macro current_snapshot_field_sql(relation, field, otherwise) -%}
-  {#- An expression `field` over the relation's current snapshot `s` (e.g. when it was
-      committed, or its operation), `otherwise` before its first. -#}
-  coalesce((select {{ field }} from {{ relation }}.snapshots as s join {{ relation }}.refs as r
-            on r.snapshot_id = s.snapshot_id where r.name = 'main'), {{ otherwise }})
+{% macro current_snapshot_row_sql(relation) -%}
+  {#- The relation's current snapshot as one row (none before its first write): when it was
+      committed (`committed_ms`) and its `operation`. -#}
+  (select unix_millis(s.committed_at) as committed_ms, s.operation from {{ relation }}.snapshots as s
+   join {{ relation }}.refs as r on r.snapshot_id = s.snapshot_id where r.name = 'main')
 {%- endmacro %}
 
 
