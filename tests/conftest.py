@@ -37,9 +37,10 @@ V2_TIER = os.environ.get("AUTO_CDC_V2", "1") != "0"
 TIERS = {SPARK: (SPARK_TIER, "spark"), V2: (V2_TIER, "dbt_v2")}  # tier: (run it, its marker)
 KEPT = {"dbt_packages", "target"}  # the package link, and dbt's partial_parse.msgpack in target/
 FRESH_PROJECTS = os.environ.get("AUTO_CDC_FRESH_PROJECTS") == "1"
-# AUTO_CDC_SPARK_CASES=first (CI's budget, .ci/run) runs, of a parametrized test of a shared
-# module, only its first Spark case; test_spark.py, the tier's own module, runs whole. Default: all.
-SPARK_FIRST_CASES = os.environ.get("AUTO_CDC_SPARK_CASES", "all") == "first"
+# AUTO_CDC_SPARK_CASES=first / AUTO_CDC_V2_CASES=first (CI's budget, .ci/run) run, of a
+# parametrized test of a shared module, only the tier's first case; test_spark.py, the Spark
+# tier's own module, runs whole. Default: all.
+FIRST_CASES_ONLY = {tier: os.environ.get(f"AUTO_CDC_{tier.upper()}_CASES", "all") == "first" for tier in TIERS}
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +71,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Spark and v2 variants only for tests marked `spark` / `dbt_v2`; the Spark ones all in one
     xdist group (one JVM)."""
     kept, dropped = [], []
-    spark_functions: set[tuple[str, str]] = set()  # (module, function) with a Spark case kept
+    first_cases: set[tuple[str, str, str]] = set()  # (tier, module, function) with a case kept
     for item in items:
         callspec = getattr(item, "callspec", None)
         params = callspec.params if callspec is not None else {}
@@ -83,12 +84,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if tier is not None and (not TIERS[tier][0] or item.get_closest_marker(TIERS[tier][1]) is None or left_out):
             dropped.append(item)
             continue
-        if tier == SPARK and SPARK_FIRST_CASES and item.module.__name__ != "test_spark":
-            function = (item.module.__name__, getattr(item, "originalname", item.name))
-            if function in spark_functions:
+        if tier is not None and FIRST_CASES_ONLY[tier] and item.module.__name__ != "test_spark":
+            function = (tier, item.module.__name__, getattr(item, "originalname", item.name))
+            if function in first_cases:
                 dropped.append(item)
                 continue
-            spark_functions.add(function)
+            first_cases.add(function)
         if tier == SPARK:
             item.add_marker(pytest.mark.xdist_group("spark"))
         if tier is not None:
