@@ -18,7 +18,7 @@ import pytest
 
 from harness import REPO_ROOT, CdcProject, derived_name
 
-pytestmark = pytest.mark.dbt_v2  # under dbt v2 too
+pytestmark = [pytest.mark.dbt_v2, pytest.mark.spark]  # under dbt v2 and on Spark too
 
 # The ready-made configs of docs/debezium.md.
 SCD1: dict[str, Any] = {
@@ -126,16 +126,24 @@ def land(project: CdcProject, events: list[dict[str, Any] | None], table: str = 
     project.insert(table, rows)
 
 
+def adapter_types(project: CdcProject, args: str) -> str:
+    """The types in debezium()'s `columns=` as the adapter spells them. On Spark 'string', not
+    'text', and a timestamp without a zone is `timestamp_ntz` (its `timestamp` holds points in time)."""
+    spark = {"timestamp": "timestamp_ntz"} if project.adapter == "spark" else {}
+    return re.sub(r"'(\w+)'", lambda name: repr(spark.get(name[1], project.type_name(name[1]))), args)
+
+
 def model(
     project: CdcProject, config: dict[str, Any], args: str = ARGS, table: str = "landed", name: str = "customers"
 ) -> None:
+    args = adapter_types(project, args)
     body = "select * from {{ auto_cdc.debezium(" + repr(project.relation(table)) + ", " + args + ") }}"
     project.model(name, body, **config)
 
 
 def current(project: CdcProject, name: str = "customers", columns: str = "id, name, notes") -> list[tuple[Any, ...]]:
     where = ' where "__END_AT" is null' if "__END_AT" in project.columns(name) else ""
-    return sorted(project.query(f"select {columns} from {project.relation(name)}{where}"))
+    return sorted(project.query(project.dialect(f"select {columns} from {project.relation(name)}{where}")))
 
 
 def row(id: int, name: str | None = None, notes: str | None = None) -> dict[str, Any]:
@@ -217,7 +225,9 @@ def test_a_primary_key_change_is_a_delete_and_an_insert(project: CdcProject, fee
     model(project, SCD2)
     project.run("customers")
     assert current(project) == [(1, "a", "n1"), (20, "b", "n2")]
-    closed = project.query(f'select id from {project.relation("customers")} where "__END_AT" is not null')
+    closed = project.query(
+        project.dialect(f'select id from {project.relation("customers")} where "__END_AT" is not null')
+    )
     assert closed == [(2,)]
 
 
@@ -279,7 +289,7 @@ def test_events_apply_in_commit_order_not_lsn_order(project: CdcProject, feed: P
     model(project, SCD2, name="history")
     project.run()
     assert current(project) == [(1, "last to commit", "n")]
-    history = project.query(f'select name from {project.relation("history")} order by "__START_AT"')
+    history = project.query(project.dialect(f'select name from {project.relation("history")} order by "__START_AT"'))
     assert history == [("a",), ("first to commit",), ("last to commit",)]
 
 
@@ -298,7 +308,7 @@ def test_redeliveries_collapse(project: CdcProject, feed: PostgresFeed) -> None:
     project.run()
     land(project, once[2:], start=100)
     project.run()
-    versions = 'select id, name, notes, "__START_AT", "__END_AT" from {}'
+    versions = project.dialect('select id, name, notes, "__START_AT", "__END_AT" from {}')
     assert sorted(project.query(versions.format(project.relation("history")))) == sorted(
         project.query(versions.format(project.relation("history_once")))
     )
@@ -321,7 +331,9 @@ def test_a_truncate_in_scd2_closes_every_key_before_it(project: CdcProject, feed
     project.run("customers")
     assert current(project) == [(1, "again", "n1"), (4, "d", "n4")]
     truncated = project.query(
-        f'select id, name from {project.relation("customers")} where "__END_AT" is not null order by id'
+        project.dialect(
+            f'select id, name from {project.relation("customers")} where "__END_AT" is not null order by id'
+        )
     )
     assert truncated == [(1, "a"), (2, "b"), (3, "late")]
 
@@ -395,7 +407,7 @@ def _other_connector(project: CdcProject, connector: str, sources: list[dict[str
     land(project, events[::-1])
     model(project, SCD2, f"{ARGS}, connector='{connector}'", name="history")
     project.run("history")
-    return project.query(f'select name from {project.relation("history")} order by "__START_AT"')
+    return project.query(project.dialect(f'select name from {project.relation("history")} order by "__START_AT"'))
 
 
 def test_mysql_events_are_ordered_by_binlog_file_position_and_row(project: CdcProject) -> None:
@@ -448,15 +460,30 @@ def test_the_types_inside_the_envelope(project: CdcProject, feed: PostgresFeed) 
     )
     model(project, SCD1, f"columns={columns}, extra_columns=['loaded']")
     project.run("customers")
+    # The instant as microseconds since 1970 (Spark's driver gives it in the local zone).
+    seen_us = "unix_micros(seen)" if project.adapter == "spark" else "seen"
     at_us, at_ms, day, seen, amount, flag, big, doc = project.query(
-        f"select at_us, at_ms, day, seen, amount, flag, big, doc from {project.relation('customers')}"
+        f"select at_us, at_ms, day, {seen_us}, amount, flag, big, doc from {project.relation('customers')}"
     )[0]
     assert at_us == moment
     assert at_ms == moment.replace(microsecond=123000)
     assert day == moment.date()
-    assert seen == moment.replace(tzinfo=datetime.timezone.utc)
+    assert seen == (micros if project.adapter == "spark" else moment.replace(tzinfo=datetime.timezone.utc))
     assert amount == decimal.Decimal("12345678901234567890.12")
     assert (flag, big, json.loads(doc)) == (True, 9007199254740993, {"a": [1, 2]})
+
+
+def test_a_value_its_type_cannot_read_fails_the_run(project: CdcProject, feed: PostgresFeed) -> None:
+    """A timestamptz's ISO-8601 string given a timestamp's encoding (microseconds): the run fails,
+    showing the value, and writes nothing (on Spark, whose casts give NULL, the macro checks)."""
+    feed.snapshot({"id": 1, "seen": "2026-12-03T06:18:44Z"})
+    land(project, feed.events)
+    model(project, SCD1, "columns={'id': 'integer', 'seen': 'timestamp'}, extra_columns=['loaded']")
+    outcome = project.dbt("run", "--select", "customers")
+    assert not outcome.success and "2026-12-03T06:18:44Z" in outcome.error, outcome.error
+    if project.adapter == "spark":  # the macro's own message
+        assert "'customers'" in outcome.error and "column seen" in outcome.error, outcome.error
+    assert not project.exists("customers")
 
 
 @pytest.mark.parametrize(
@@ -484,28 +511,56 @@ def test_argument_errors_name_the_model_and_the_argument(
     assert not project.exists(derived_name("customers", "__cdc_runs"))
 
 
-@pytest.mark.spark
-def test_spark_refuses_the_macro_before_writing(project: CdcProject) -> None:
-    """Not tested on Spark (its JSON functions differ): refused there by its capabilities, run
-    elsewhere."""
-    project.create_table(
-        "landed", {"id": "integer", "__op": "text", "__lsn": "bigint", "__sequence": "text", "__source_ts_ms": "bigint"}
+# How a sink that writes the envelope typed (a schema-aware converter into Iceberg) lands it on
+# Spark: before, after and source as structs.
+IMAGE = "struct<id:int,name:string,notes:string>"
+STRUCTS = {
+    "before": IMAGE,
+    "after": IMAGE,
+    "source": "struct<version:string,connector:string,name:string,ts_ms:bigint,snapshot:string,db:string,"
+    "sequence:string,schema:string,table:string,txId:bigint,lsn:bigint,xmin:bigint>",
+    "op": "string",
+    "ts_ms": "bigint",
+    "loaded": "int",
+}
+
+
+@pytest.mark.parametrize("project", ["spark"], indirect=True)
+def test_an_envelope_landed_as_structs_reads_as_its_json(project: CdcProject, feed: PostgresFeed) -> None:
+    """The same events landed as JSON text and as structs give the same table: snapshot rows, an
+    update with the TOAST placeholder, a delete keyed from `before`, a key change of a TOASTed
+    row (the value of the old key), a truncate."""
+    feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"), row(3, "c", "long text"))
+    feed.transaction(("u", None, row(1, "a2", UNAVAILABLE)), ("d", key(2), None))
+    feed.transaction(("d", key(3), None), ("c", None, row(30, "c2", UNAVAILABLE)), lsns=[1500, 1500])
+    land(project, feed.events)
+    texts = ", ".join(f"`{name}`" for name in STRUCTS)
+    typed = ", ".join(
+        f"from_json(`{name}`, '{kind}')" if kind.startswith("struct") else f"`{name}`" for name, kind in STRUCTS.items()
     )
-    project.insert("landed", [(1, "r", 16, '[null,"16"]', COMMITTED_MS)])
-    model(
-        project,
-        {key: value for key, value in SCD1.items() if key != "except_column_list"},
-        "form='flattened'",
-        table="landed",
+    columns = ", ".join(f"`{name}` {kind}" for name, kind in STRUCTS.items())
+    project.execute(f"create table {project.relation('typed')} ({columns}) using iceberg")
+    project.execute(
+        f"insert into {project.relation('typed')} ({texts}) select {typed} from {project.relation('landed')}"
     )
-    if project.adapter != "spark":
-        project.run("customers")
-        assert current(project, columns="id") == [(1,)]
-        return
-    outcome = project.dbt("run", "--select", "customers")
-    assert not outcome.success
-    assert "auto_cdc.debezium(" in outcome.error and "is not supported on spark yet" in outcome.error, outcome.error
-    assert not project.exists("customers")
+    assert project.query(f"select after.name from {project.relation('typed')} where loaded = 1") == [("a",)]
+    model(project, SCD1, table="landed", name="from_text")
+    model(project, SCD1, table="typed", name="from_structs")
+    project.run()
+    assert (
+        current(project, "from_structs") == current(project, "from_text") == [(1, "a2", "n1"), (30, "c2", "long text")]
+    )
+
+    done = len(feed.events)
+    feed.transaction(("t", None, None))
+    feed.transaction(("c", None, row(5, "e", "n5")))
+    land(project, feed.events[done:], start=done + 1)
+    project.execute(f"delete from {project.relation('typed')}")
+    project.execute(
+        f"insert into {project.relation('typed')} ({texts}) select {typed} from {project.relation('landed')}"
+    )
+    project.run()
+    assert current(project, "from_structs") == current(project, "from_text") == [(5, "e", "n5")]
 
 
 def test_the_readmes_sample_records_apply(project: CdcProject) -> None:
@@ -536,9 +591,17 @@ def test_the_readmes_sample_records_apply(project: CdcProject) -> None:
         datetime.date(1990, 1, 1),
         datetime.datetime(2026, 1, 2, 10, 30, 0, 500000, datetime.timezone.utc),
     )
+    # The instant as microseconds since 1970 on Spark (its driver gives it in the local zone).
+    seen_at = "unix_micros(seen_at)" if project.adapter == "spark" else "seen_at"
+    if project.adapter == "spark":
+        expected = (
+            *expected[:-1],
+            (expected[-1] - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc))
+            // datetime.timedelta(microseconds=1),
+        )
     for connector in connectors:
         (row,) = project.query(
-            "select id, name, notes, balance, updated_at, born, seen_at "
+            f"select id, name, notes, balance, updated_at, born, {seen_at} "
             f"from {project.relation(f'customers_{connector}')}"
         )
         assert row == expected, connector

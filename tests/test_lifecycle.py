@@ -121,7 +121,7 @@ def test_empty_runs_with_a_snapshot_function(project: CdcProject, tmp_path: Any)
 # dbt's `--empty` renders each ref() and source() as a subquery without rows, which PostgreSQL
 # gives an alias of its own (`(select ... limit 0) _dbt_limit_subq_x`). Every public macro, in a
 # model fed by ref() and source(): the SCD2 generic tests, as_of, changes, flow, the snapshot
-# version macros and debezium (not on Spark, where it is refused). rename_column is an operation,
+# version macros and debezium. rename_column is an operation,
 # which takes no --empty; current_snapshot() needs the plugin: test_empty_runs_with_a_snapshot_function.
 RAW = {
     "events": EVENTS,
@@ -162,8 +162,7 @@ NEXT_VERSION = (
 
 def _public_macro_models(project: CdcProject) -> list[str]:
     """The models, each using a public macro on ref() or source(); returns the auto_cdc ones."""
-    debezium = project.adapter != "spark"
-    tables = [*RAW, *(DEBEZIUM_RAW if debezium else {})]
+    tables = [*RAW, *DEBEZIUM_RAW]
     project.write("models/public_macros.yml", PUBLIC_MACROS_YML.format(tables=", ".join(f"name: {t}" for t in tables)))
     scd2 = {**CONFIG, "stored_as_scd_type": 2, "change_feed": True}
     project.model("dim", "select * from {{ source('raw', 'events') }}", **scd2)
@@ -194,21 +193,19 @@ def _public_macro_models(project: CdcProject) -> list[str]:
         **snapshot,
         snapshot_version_query=NEXT_VERSION,
     )
-    models = ["dim", "users", "snap_per_run", "snap_column", "snap_query"]
-    if debezium:
-        columns = "columns={'id': 'integer', 'name': 'text', 'notes': 'text'}, extra_columns=['loaded']"
-        project.model(
-            "customers",
-            f"select * from {{{{ auto_cdc.debezium(source('raw', 'landed'), {columns}) }}}}",
-            **SCD1,
-        )
-        project.model(
-            "customers_flat",
-            "select * from {{ auto_cdc.debezium(source('raw', 'flat'), form='flattened', extra_columns=['loaded']) }}",
-            **SCD1,
-        )
-        models += ["customers", "customers_flat"]
-    return models
+    types = {name: project.type_name(name) for name in ("integer", "text")}
+    columns = f"columns={{'id': '{types['integer']}', 'name': '{types['text']}', 'notes': '{types['text']}'}}"
+    project.model(
+        "customers",
+        f"select * from {{{{ auto_cdc.debezium(source('raw', 'landed'), {columns}, extra_columns=['loaded']) }}}}",
+        **SCD1,
+    )
+    project.model(
+        "customers_flat",
+        "select * from {{ auto_cdc.debezium(source('raw', 'flat'), form='flattened', extra_columns=['loaded']) }}",
+        **SCD1,
+    )
+    return ["dim", "users", "snap_per_run", "snap_column", "snap_query", "customers", "customers_flat"]
 
 
 def _load_sources(project: CdcProject, batch: int, feed: PostgresFeed) -> None:
@@ -218,20 +215,19 @@ def _load_sources(project: CdcProject, batch: int, feed: PostgresFeed) -> None:
     project.insert("snaps", [(batch, *row) for row in [SNAPSHOT_A, SNAPSHOT_B, [(9, "Nowhere")]][batch - 1]])
     if batch == 1:
         project.insert("dump", test_flows.DUMP_ROWS)
-    if project.adapter != "spark":
-        landed = len(project.rows("landed")) if project.exists("landed") else 0
-        if batch == 1:
-            feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
-        feed.transaction(("u", None, row(1, f"a{batch}", "n1")), ("c", None, row(10 + batch, "x", "n")))
-        land(project, feed.events[landed:], start=landed + 1)
-        project.insert("flat", flat([e for e in feed.events[landed:] if e is not None]))
+    landed = len(project.rows("landed")) if project.exists("landed") else 0
+    if batch == 1:
+        feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
+    feed.transaction(("u", None, row(1, f"a{batch}", "n1")), ("c", None, row(10 + batch, "x", "n")))
+    land(project, feed.events[landed:], start=landed + 1)
+    project.insert("flat", flat([e for e in feed.events[landed:] if e is not None]))
 
 
 def test_every_public_macro_works_under_empty_on_refs_and_sources(project: CdcProject) -> None:
     """`dbt build --empty` on a fresh schema creates every model's tables empty; on built tables
     `dbt run --empty` and `dbt build --empty` change none of them (a consumer of the change feed
     reads no change either); the next real build applies everything."""
-    for name, columns in {**RAW, **(DEBEZIUM_RAW if project.adapter != "spark" else {})}.items():
+    for name, columns in {**RAW, **DEBEZIUM_RAW}.items():
         project.create_table(name, columns)
     models = _public_macro_models(project)
     feed = PostgresFeed()

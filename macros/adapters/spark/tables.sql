@@ -99,14 +99,14 @@
       read_fence detects a concurrent run. Iceberg has no indexes (a MERGE prunes files only by
       partition: each scans its table). Refused before anything is written (docs/spark.md):
       a file_format other than iceberg (the concurrency check and the tombstone scan read
-      Iceberg's metadata tables), and auto_cdc.debezium() (its JSON functions are not Spark's). -#}
+      Iceberg's metadata tables). -#}
   {{ return({
       'adapter': 'spark',
       'transactions': false, 'concurrency': 'fence', 'run_clock': 'run_start',
       'compares_every_type': true, 'type_of': 'typeof({})', 'indexes': false,
       'max_identifier_length': 63, 'max_decimal_precision': 38,
       'snapshot_functions': false, 'rebuild_drops_sequence_type': false,
-      'untested_features': ['file_format', 'debezium'],
+      'untested_features': ['file_format'],
   }) }}
 {%- endmacro %}
 

@@ -1,7 +1,7 @@
 {#- Debezium, the three landed forms. In: the spec. Out: the landed rows with each value picked
     out once (`dbz_op`, `dbz_<source field>`, `dbz_after_<n>`, and `dbz_before_<n>` for keys),
     whichever form the sink landed: the envelope's before, after, source and op in columns of
-    their own; one value column holding the whole record (`envelope_column`), with or without
+    their own (JSON text, or structs where the sink wrote them typed); one value column holding the whole record (`envelope_column`), with or without
     the JsonConverter's schema wrapper (`{"schema": ..., "payload": ...}`); or
     ExtractNewRecordState's flattened rows (the columns as they are, `__op` and `__<field>`).
     Then each column of an event, from the image that holds it (debezium.sql's `dbz_decoded`).
@@ -39,19 +39,31 @@
   select
     {{ op }} as dbz_op,
     {%- for field in fields %}
-    {{ auto_cdc.debezium_field_sql(images.source, field) }} as dbz_{{ field }},
+    {{ auto_cdc._debezium_field_of(spec, images, 'source', field) }} as dbz_{{ field }},
     {%- endfor %}
     {%- for column in spec.columns %}
     {%- if column.is_key %}
-    {{ auto_cdc.debezium_field_sql(images.before, column.name) }} as dbz_before_{{ loop.index }},
+    {{ auto_cdc._debezium_field_of(spec, images, 'before', column.name) }} as dbz_before_{{ loop.index }},
     {%- endif %}
-    {{ auto_cdc.debezium_field_sql(images.after, column.name) }} as dbz_after_{{ loop.index }}{{ ',' if not loop.last or spec.extra_columns }}
+    {{ auto_cdc._debezium_field_of(spec, images, 'after', column.name) }} as dbz_after_{{ loop.index }}{{ ',' if not loop.last or spec.extra_columns }}
     {%- endfor %}
   {%- endif %}
     {%- for name in spec.extra_columns %}
     landed.{{ auto_cdc.quote_identifier(name) }}{{ ',' if not loop.last }}
     {%- endfor %}
   from {{ auto_cdc.aliased_relation(spec.relation, 'landed') }}
+{%- endmacro %}
+
+
+{% macro _debezium_field_of(spec, images, image, key) -%}
+  {#- Field `key` of the envelope's `image` (before, after, source), as text: read from its JSON,
+      or, where the sink landed the image as a struct (spec.struct_columns), the struct's field
+      cast to text. That is exact: a decimal keeps its digits, which Spark's JSON functions would
+      read as a double. -#}
+  {%- if image in spec.struct_columns and not spec.envelope_column -%}
+    {{ return('cast(landed.' ~ auto_cdc.quote_identifier(image) ~ '.' ~ auto_cdc.quote_identifier(key) ~ ' as ' ~ dbt.type_string() ~ ')') }}
+  {%- endif -%}
+  {{ return(auto_cdc.debezium_field_sql(images[image], key)) }}
 {%- endmacro %}
 
 
@@ -68,5 +80,5 @@
     {%- set placeholder = ' and not ' ~ auto_cdc._debezium_unavailable_sql(spec, index) if spec.unavailable_values else '' -%}
     {%- set raw = "case when dbz_op in ('c', 'u', 'r')" ~ placeholder ~ ' then ' ~ after ~ ' end' -%}
   {%- endif -%}
-  {{ return(auto_cdc.debezium_decode_sql(raw, column.type, column.encoding)) }}
+  {{ return(auto_cdc.debezium_decode_sql(raw, column.type, column.encoding, column.name)) }}
 {%- endmacro %}

@@ -1,8 +1,19 @@
 {#- Debezium, the dialect of JSON access: a landed value as JSON, an object's member as JSON or
     as text, an array's element as text. In: SQL expressions. Out: SQL expressions, for
     forms.sql (the envelope) and ordering.sql (PostgreSQL's source.sequence). Dispatched: the
-    default is PostgreSQL's (jsonb); DuckDB's variants are in adapters/duckdb.sql; Spark has none
-    (debezium is among its untested features, spark__capabilities). -#}
+    default is PostgreSQL's (jsonb); DuckDB's variants are in adapters/duckdb.sql, Spark's in
+    adapters/spark/debezium.sql. -#}
+
+{% macro debezium_struct_columns(relation) -%}
+  {#- The landed table's columns that are structs (lower case): a sink that writes the envelope
+      typed lands before, after and source so on Spark. Elsewhere sinks land JSON: none. -#}
+  {{ return(adapter.dispatch('debezium_struct_columns', 'auto_cdc')(relation)) }}
+{%- endmacro %}
+
+{% macro default__debezium_struct_columns(relation) -%}
+  {{ return([]) }}
+{%- endmacro %}
+
 
 {% macro debezium_json_sql(expr) -%}
   {{ return(adapter.dispatch('debezium_json_sql', 'auto_cdc')(expr)) }}

@@ -62,7 +62,7 @@
     select
       {%- for column in values %}
       {%- set writes = 'earlier._dbz_sequence is not null and ' ~ auto_cdc.column_is_listed("',' || lower(earlier._dbz_columns) || ','", column.name) %}
-      (array_agg(earlier.{{ q(column.name) }} order by earlier._dbz_sequence desc) filter (where {{ writes }}))[1] as dbz_value_{{ loop.index }},
+      {{ auto_cdc.debezium_latest_sql('earlier.' ~ q(column.name), 'earlier._dbz_sequence', writes) }} as dbz_value_{{ loop.index }},
       count(*) filter (where {{ writes }}) > 0 as dbz_found_{{ loop.index }},
       {%- endfor %}
       moved._dbz_sequence
@@ -101,6 +101,17 @@
     left join dbz_moved_values as moved on moved._dbz_sequence = e._dbz_sequence and e._dbz_op = 'c'
   )
   {%- endif %}
+{%- endmacro %}
+
+
+{% macro debezium_latest_sql(value, order, condition) -%}
+  {#- An aggregate: `value` of the row with the greatest `order` among those where `condition`
+      holds (NULL when none does). -#}
+  {{ return(adapter.dispatch('debezium_latest_sql', 'auto_cdc')(value, order, condition)) }}
+{%- endmacro %}
+
+{% macro default__debezium_latest_sql(value, order, condition) -%}
+  {{ return('(array_agg(' ~ value ~ ' order by ' ~ order ~ ' desc) filter (where ' ~ condition ~ '))[1]') }}
 {%- endmacro %}
 
 

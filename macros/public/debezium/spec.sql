@@ -1,7 +1,8 @@
 {#- Debezium, the arguments (debezium.sql calls this first). In: debezium()'s arguments, the
     model's `keys` and `stored_as_scd_type` configs and, for a flattened table, the landed
     table's column names (no rows read). Out: the spec every other file of the folder reads
-    (the relation, connector, form and envelope column; each column with its type, encoding and
+    (the relation, connector, form and envelope column; the landed columns that are structs;
+    each column with its type, encoding and
     whether it is a key; the extra columns, the truncates mode, the placeholders), or one error
     that names every problem at once. A column's default encoding is types.sql's; the source
     fields a flattened row must carry are ordering.sql's. -#}
@@ -33,6 +34,10 @@
     {%- do problems.append("has truncates='" ~ truncates ~ "'; use 'apply' (rows for apply_as_truncates, SCD1) or 'as_deletes' (a delete of every key seen before the truncate)") -%}
   {%- endif -%}
   {%- set extra_columns = [extra_columns] if extra_columns is string else extra_columns -%}
+  {%- set struct_columns = auto_cdc.debezium_struct_columns(relation) if form == 'envelope' and execute else [] -%}
+  {%- if envelope_column and envelope_column | lower in struct_columns -%}
+    {%- do problems.append("has envelope_column='" ~ envelope_column ~ "', a struct: land the record's value as JSON text there, or its before, after, source and op as columns of their own (structs are read there)") -%}
+  {%- endif -%}
   {%- set resolved = auto_cdc._debezium_columns(relation, columns, form, connector, keys, extra_columns, problems) -%}
   {%- for key in keys if key | lower not in resolved | map(attribute='name') | map('lower') | list -%}
     {%- do problems.append("has key '" ~ key ~ "' but no column of that name in columns=") -%}
@@ -51,6 +56,7 @@
       'connector': connector,
       'form': form,
       'envelope_column': envelope_column,
+      'struct_columns': struct_columns,
       'columns': resolved,
       'key_columns': resolved | selectattr('is_key') | list,
       'extra_columns': extra_columns,

@@ -10,20 +10,21 @@
   {#- How Debezium encodes a value of this SQL type by default (time.precision.mode=adaptive):
       a date as days since 1970-01-01, a timestamp without time zone as microseconds since
       1970-01-01 (PostgreSQL timestamp(4-6), MySQL datetime(4-6)); everything else as text
-      (timestamptz as an ISO-8601 string, decimals with decimal.handling.mode=string). -#}
+      (timestamptz as an ISO-8601 string, decimals with decimal.handling.mode=string). Which
+      timestamp type holds points in time is the adapter's has_time_zone: Spark's `timestamp`
+      does (a timestamptz's string), its `timestamp_ntz` does not (a timestamp's microseconds). -#}
   {%- set type = type | lower | trim -%}
   {%- if type == 'date' -%}
     {{ return('epoch_days') }}
-  {%- elif (type.startswith('timestamp') or type.startswith('datetime')) and 'with time zone' not in type
-           and not type.startswith('timestamptz') -%}
+  {%- elif (type.startswith('timestamp') or type.startswith('datetime')) and not auto_cdc.has_time_zone(type) -%}
     {{ return('epoch_micros') }}
   {%- endif -%}
   {{ return('text') }}
 {%- endmacro %}
 
 
-{% macro debezium_decode_sql(raw, type, encoding) -%}
-  {#- A value as Debezium encodes it (text) decoded to `type`. -#}
+{% macro debezium_decode_sql(raw, type, encoding, name) -%}
+  {#- A value as Debezium encodes it (text) decoded to `type` (column `name`). -#}
   {%- if encoding == 'epoch_days' -%}
     {%- set value = "(date '1970-01-01' + cast(" ~ raw ~ " as integer))" -%}
   {%- elif encoding in ['epoch_millis', 'epoch_micros'] -%}
@@ -31,7 +32,20 @@
   {%- else -%}
     {%- set value = raw -%}
   {%- endif -%}
-  {{ return('cast(' ~ value ~ ' as ' ~ type ~ ')' if type else value) }}
+  {%- set decoded = 'cast(' ~ value ~ ' as ' ~ type ~ ')' if type else value -%}
+  {{ return(auto_cdc.debezium_checked_sql(raw, decoded, auto_cdc.about_model(model.name) ~ "auto_cdc.debezium(): column " ~ name ~ "'s value cannot be read as "
+            ~ (type or 'its type') ~ " (encoding " ~ encoding ~ "): check its type and encoding in columns=. The value: ")) }}
+{%- endmacro %}
+
+
+{% macro debezium_checked_sql(raw, decoded, message) -%}
+  {#- `decoded`, failing the query with `message` and the value where a value (`raw`) decodes
+      to NULL. PostgreSQL's and DuckDB's casts fail on their own: the default is `decoded`. -#}
+  {{ return(adapter.dispatch('debezium_checked_sql', 'auto_cdc')(raw, decoded, message)) }}
+{%- endmacro %}
+
+{% macro default__debezium_checked_sql(raw, decoded, message) -%}
+  {{ return(decoded) }}
 {%- endmacro %}
 
 
