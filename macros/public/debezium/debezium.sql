@@ -30,7 +30,7 @@
       dbz_op as _dbz_op,
       {{ auto_cdc._debezium_sequence_sql(spec) }} as _dbz_sequence,
       {{ auto_cdc._debezium_written_sql(spec) }} as _dbz_columns,
-      {{ auto_cdc.debezium_epoch_sql('dbz_ts_ms', 'epoch_millis') }} as _dbz_committed_at
+      {{ auto_cdc.debezium_decode_sql('dbz_ts_ms', none, 'epoch_millis', '_dbz_committed_at') }} as _dbz_committed_at
       {%- for name in spec.extra_columns %},
       {{ auto_cdc.quote_identifier(name) }}
       {%- endfor %}

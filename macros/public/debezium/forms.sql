@@ -58,10 +58,11 @@
 {% macro _debezium_field_of(spec, images, image, key) -%}
   {#- Field `key` of the envelope's `image` (before, after, source), as text: read from its JSON,
       or, where the sink landed the image as a struct (spec.struct_columns), the struct's field
-      cast to text. That is exact: a decimal keeps its digits, which Spark's JSON functions would
-      read as a double. -#}
+      as text (debezium_struct_field_sql). That is exact: a decimal keeps its digits, which
+      Spark's JSON functions would read as a double, and a timestamp its offset. -#}
   {%- if image in spec.struct_columns and not spec.envelope_column -%}
-    {{ return('cast(landed.' ~ auto_cdc.quote_identifier(image) ~ '.' ~ auto_cdc.quote_identifier(key) ~ ' as ' ~ dbt.type_string() ~ ')') }}
+    {{ return(auto_cdc.debezium_struct_field_sql('landed.' ~ auto_cdc.quote_identifier(image) ~ '.' ~ auto_cdc.quote_identifier(key),
+                                                 spec.struct_columns[image].get(key | lower, ''))) }}
   {%- endif -%}
   {{ return(auto_cdc.debezium_field_sql(images[image], key)) }}
 {%- endmacro %}

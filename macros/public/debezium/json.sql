@@ -5,13 +5,24 @@
     adapters/spark/debezium.sql. -#}
 
 {% macro debezium_struct_columns(relation) -%}
-  {#- The landed table's columns that are structs (lower case): a sink that writes the envelope
-      typed lands before, after and source so on Spark. Elsewhere sinks land JSON: none. -#}
+  {#- The landed table's columns that are structs, each with its fields' types ({column: {field:
+      type}}, lower case): a sink that writes the envelope typed lands before, after and source
+      so on Spark. Elsewhere sinks land JSON: none. -#}
   {{ return(adapter.dispatch('debezium_struct_columns', 'auto_cdc')(relation)) }}
 {%- endmacro %}
 
 {% macro default__debezium_struct_columns(relation) -%}
-  {{ return([]) }}
+  {{ return({}) }}
+{%- endmacro %}
+
+
+{% macro debezium_struct_field_sql(field, data_type) -%}
+  {#- A struct's field (of `data_type`) as text that a cast to the column's type reads back. -#}
+  {{ return(adapter.dispatch('debezium_struct_field_sql', 'auto_cdc')(field, data_type)) }}
+{%- endmacro %}
+
+{% macro default__debezium_struct_field_sql(field, data_type) -%}
+  {{ return('cast(' ~ field ~ ' as ' ~ dbt.type_string() ~ ')') }}
 {%- endmacro %}
 
 

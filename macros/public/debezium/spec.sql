@@ -34,7 +34,7 @@
     {%- do problems.append("has truncates='" ~ truncates ~ "'; use 'apply' (rows for apply_as_truncates, SCD1) or 'as_deletes' (a delete of every key seen before the truncate)") -%}
   {%- endif -%}
   {%- set extra_columns = [extra_columns] if extra_columns is string else extra_columns -%}
-  {%- set struct_columns = auto_cdc.debezium_struct_columns(relation) if form == 'envelope' and execute else [] -%}
+  {%- set struct_columns = auto_cdc.debezium_struct_columns(relation) if form == 'envelope' and execute else {} -%}
   {%- if envelope_column and envelope_column | lower in struct_columns -%}
     {%- do problems.append("has envelope_column='" ~ envelope_column ~ "', a struct: land the record's value as JSON text there, or its before, after, source and op as columns of their own (structs are read there)") -%}
   {%- endif -%}

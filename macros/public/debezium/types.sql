@@ -32,19 +32,30 @@
   {%- else -%}
     {%- set value = raw -%}
   {%- endif -%}
-  {%- set decoded = 'cast(' ~ value ~ ' as ' ~ type ~ ')' if type else value -%}
-  {{ return(auto_cdc.debezium_checked_sql(raw, decoded, auto_cdc.about_model(model.name) ~ "auto_cdc.debezium(): column " ~ name ~ "'s value cannot be read as "
-            ~ (type or 'its type') ~ " (encoding " ~ encoding ~ "): check its type and encoding in columns=. The value: ")) }}
+  {%- set decoded = auto_cdc.debezium_cast_sql(value, type) if type else value -%}
+  {{ return(auto_cdc.debezium_checked_sql(raw, decoded, encoding in ['epoch_days', 'epoch_millis', 'epoch_micros'],
+            auto_cdc.about_model(model.name) ~ "auto_cdc.debezium(): column " ~ name ~ "'s value cannot be read as "
+            ~ (type or 'a timestamp') ~ " (encoding " ~ (encoding or 'none') ~ "): check its type and encoding in columns=. The value: ")) }}
 {%- endmacro %}
 
 
-{% macro debezium_checked_sql(raw, decoded, message) -%}
+{% macro debezium_cast_sql(value, type) -%}
+  {{ return(adapter.dispatch('debezium_cast_sql', 'auto_cdc')(value, type)) }}
+{%- endmacro %}
+
+{% macro default__debezium_cast_sql(value, type) -%}
+  {{ return('cast(' ~ value ~ ' as ' ~ type ~ ')') }}
+{%- endmacro %}
+
+
+{% macro debezium_checked_sql(raw, decoded, integral, message) -%}
   {#- `decoded`, failing the query with `message` and the value where a value (`raw`) decodes
-      to NULL. PostgreSQL's and DuckDB's casts fail on their own: the default is `decoded`. -#}
-  {{ return(adapter.dispatch('debezium_checked_sql', 'auto_cdc')(raw, decoded, message)) }}
+      to NULL or, for an epoch encoding (`integral`), is not a whole number. PostgreSQL's and
+      DuckDB's casts fail on their own: the default is `decoded`. -#}
+  {{ return(adapter.dispatch('debezium_checked_sql', 'auto_cdc')(raw, decoded, integral, message)) }}
 {%- endmacro %}
 
-{% macro default__debezium_checked_sql(raw, decoded, message) -%}
+{% macro default__debezium_checked_sql(raw, decoded, integral, message) -%}
   {{ return(decoded) }}
 {%- endmacro %}
 
