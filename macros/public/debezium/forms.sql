@@ -1,8 +1,9 @@
 {#- Debezium, the three landed forms. In: the spec. Out: the landed rows with each value picked
     out once (`dbz_op`, `dbz_<source field>`, `dbz_after_<n>`, and `dbz_before_<n>` for keys),
     whichever form the sink landed: the envelope's before, after, source and op in columns of
-    their own (JSON text, or structs where the sink wrote them typed); one value column holding the whole record (`envelope_column`), with or without
-    the JsonConverter's schema wrapper (`{"schema": ..., "payload": ...}`); or
+    their own (JSON text, or structs where the sink wrote them typed); one value column holding
+    the whole record (`envelope_column`), with or without the JsonConverter's schema wrapper
+    (`{"schema": ..., "payload": ...}`); or
     ExtractNewRecordState's flattened rows (the columns as they are, `__op` and `__<field>`).
     Then each column of an event, from the image that holds it (debezium.sql's `dbz_decoded`).
     The JSON access is json.sql's, the decoding types.sql's, the placeholder test

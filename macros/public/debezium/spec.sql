@@ -1,9 +1,9 @@
 {#- Debezium, the arguments (debezium.sql calls this first). In: debezium()'s arguments, the
     model's `keys` and `stored_as_scd_type` configs and, for a flattened table, the landed
-    table's column names (no rows read). Out: the spec every other file of the folder reads
-    (the relation, connector, form and envelope column; the landed columns that are structs;
-    each column with its type, encoding and
-    whether it is a key; the extra columns, the truncates mode, the placeholders), or one error
+    table's column names (for an envelope, on Spark, its structs' types; no rows read). Out: the spec every other file of the folder reads
+    (the relation, connector, form and envelope column; the landed columns that are structs,
+    with their fields' types; each column with its type, encoding and whether it is a key; the
+    extra columns, the truncates mode, the placeholders), or one error
     that names every problem at once. A column's default encoding is types.sql's; the source
     fields a flattened row must carry are ordering.sql's. -#}
 
