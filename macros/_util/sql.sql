@@ -82,6 +82,17 @@
 {%- endmacro %}
 
 
+{% macro materialized_cte() -%}
+  {#- What makes a CTE computed once, before the query that reads it (`name as <this> (...)`):
+      a few rows (a feed's truncates) that a join compares with every other row must not be
+      found again, by a scan of a large CTE or table, for each of those rows. -#}
+  {{ return(adapter.dispatch('materialized_cte', 'auto_cdc')()) }}
+{%- endmacro %}
+
+{% macro default__materialized_cte() -%}
+{%- endmacro %}
+
+
 {% macro table_configs() -%}
   {#- Which of dbt's table configs `file_format` and `tblproperties` the adapter's tables take
       (table_options); set on another adapter, they are named in a warning (_check_dbt_config). -#}

@@ -61,6 +61,12 @@
   offset 0
 {%- endmacro %}
 
+{% macro postgres__materialized_cte() -%}
+  {#- PostgreSQL inlines a CTE read once; under a join with only an inequality it then scans
+      the CTE's source again for each row of the other side (a 200,000-event feed: hours). -#}
+  materialized
+{%- endmacro %}
+
 {% macro postgres__prepare_session() -%}
   {#- For this transaction only. With the default random_page_cost (4, tuned for spinning
       disks) PostgreSQL prefers a full scan of a large target over a few thousand key lookups,
