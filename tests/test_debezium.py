@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import random
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -650,3 +651,91 @@ def test_the_readmes_sample_records_apply(project: CdcProject) -> None:
             f"from {project.relation(f'customers_{connector}')}"
         )
         assert row == expected, connector
+
+
+def test_a_run_reads_the_landed_rows_from_its_checkpoint(project: CdcProject, feed: PostgresFeed) -> None:
+    """With `checkpoint_column` among extra_columns, a run reads the landed rows from its
+    checkpoint only: an older row that no longer decodes is not read. New rows holding a truncate
+    (SCD2: deletes of every key seen before it) make the run read them all, and fail on it."""
+    feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"))
+    land(project, feed.events)
+    model(project, {**SCD2, "checkpoint_column": "loaded"})
+    project.run("customers")
+    broken = json.dumps({"id": "not a number", "name": "a", "notes": "n1"})
+    project.execute(f"update {project.relation('landed')} set after = '{broken}' where loaded = 1")
+    feed.transaction(("u", None, row(2, "b2", UNAVAILABLE)))
+    land(project, feed.events[2:], start=10)
+    project.run("customers")
+    assert current(project) == [(1, "a", "n1"), (2, "b2", "n2")]
+    feed.transaction(("t", None, None))
+    land(project, feed.events[3:], start=20)
+    outcome = project.dbt("run", "--select", "customers")
+    assert not outcome.success and "not a number" in outcome.error, outcome.error
+    project.execute(f"update {project.relation('landed')} set after = '{json.dumps(row(1, 'a', 'n1'))}' where loaded = 1")
+    project.run("customers")
+    assert current(project) == []
+
+
+@pytest.mark.parametrize(
+    "seed", [0, 1, pytest.param(2, marks=pytest.mark.not_on_spark("two splits on Spark: the suite's clock"))]
+)
+def test_any_split_into_runs_gives_the_history_of_one_run(project: CdcProject, feed: PostgresFeed, seed: int) -> None:
+    """The landed rows shuffled and split into runs (seed 0: two events before the truncate land
+    after it), each reading from its checkpoint: placeholders, a moved row whose old key lands
+    later (the run fails until it has), a truncate with late events before it, redeliveries.
+    SCD2's whole history and SCD1's target equal one run's."""
+    feed.snapshot(row(1, "a", "n1"), row(2, "b", "n2"), row(3, "c", "n3"))
+    feed.transaction(("u", None, row(1, "a2", UNAVAILABLE)), ("u", None, row(3, "c2", "n3b")))
+    feed.transaction(("d", key(2), None), ("c", None, row(20, "b", UNAVAILABLE)), lsns=[1500, 1500])
+    feed.transaction(("c", None, row(4, "d", "n4")))
+    feed.transaction(("t", None, None))
+    feed.transaction(("c", None, row(5, "e", "n5")), ("c", None, row(1, "again", "n1c")))
+    feed.transaction(("u", None, row(5, "e2", UNAVAILABLE)))
+    land(project, feed.events, table="once")
+    for name, config in [("scd1", SCD1), ("scd2", SCD2)]:
+        checkpointed = {**config, "checkpoint_column": "loaded"}
+        model(project, checkpointed, table="once", name=f"{name}_once")
+        model(project, checkpointed, name=name)
+    project.run("scd1_once", "scd2_once")
+    if seed:
+        rows = random.Random(seed).sample(feed.events, len(feed.events))
+        rows += rows[:3]  # redelivered
+        cuts = sorted(random.Random(seed).sample(range(1, len(rows)), 6)) + [len(rows)]
+    else:  # two events before the truncate land after it was applied: one of a key seen before, one of a new key
+        late = [event for event in feed.events if event and (event["after"] or {}).get("name") in ("c2", "d")]
+        rows = [event for event in feed.events if not any(event is held for held in late)] + late
+        cuts = [len(rows) - len(late), len(rows)]
+    landed = 0
+    for cut in cuts:
+        land(project, rows[landed:cut], start=1 + landed)
+        landed = cut
+        outcome = project.dbt("run", "--select", "scd1", "scd2")
+        assert outcome.success or "the old key's events have not landed yet" in outcome.error, outcome.error
+    project.run("scd1", "scd2")
+    versions = project.dialect('select id, name, notes, "__START_AT", "__END_AT" from {}')
+    for name in ["scd1", "scd2"]:
+        read = versions if name == "scd2" else "select id, name, notes from {}"
+        assert sorted(project.query(read.format(project.relation(name)))) == sorted(
+            project.query(read.format(project.relation(f"{name}_once")))
+        ), name
+
+
+def test_a_run_history_changed_after_compiling_fails_the_run(project: CdcProject, feed: PostgresFeed) -> None:
+    """debezium() reads the landed rows from the checkpoint the run history held when dbt
+    compiled the model; if the run applies from another (here a pre-hook takes the last run
+    away, as another run or a full refresh between the two would change it), the run fails
+    before writing instead of skipping the rows between them."""
+    feed.snapshot(row(1, "a", "n1"))
+    land(project, feed.events)
+    model(project, {**SCD2, "checkpoint_column": "loaded"})
+    project.run("customers")
+    feed.transaction(("u", None, row(1, "a2", "n1")))
+    land(project, feed.events[1:], start=10)
+    project.run("customers")
+    runs = project.relation(derived_name("customers", "__cdc_runs"))
+    hook = f"delete from {runs} where run_id = 2"
+    model(project, {**SCD2, "checkpoint_column": "loaded", "pre_hook": hook})
+    outcome = project.dbt("run", "--select", "customers")
+    assert not outcome.success
+    assert "read the landed table from a checkpoint this run does not apply from" in outcome.error, outcome.error
+    assert current(project) == [(1, "a2", "n1")]

@@ -1,7 +1,8 @@
 """The benchmark's numbered sections, measured in order into a `Report`: 1 SCD1 and 2 SCD2 against
 hand-written SQL, 3 growing targets, 4 auto_cdc_from_snapshot against `dbt snapshot`, 5 the
 per-model overhead, 6 Spark against a MERGE, 7 many tables and 8 one big table against dbt
-incremental models, 9 a scoped snapshot of one group against a hand-written delete + insert.
+incremental models, 9 a scoped snapshot of one group against a hand-written delete + insert, 10
+Debezium feeds read from the checkpoint (run from an earlier checkout: the whole read).
 Each measured set-up is a fresh throwaway project; on PostgreSQL all of them
 share one private server, started here with a larger shared_buffers.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import itertools
 import statistics
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from .baselines import (
     scoped_snapshot_against_delete_insert,
     snapshots_against_dbt_snapshot,
 )
+from .debezium import debezium_section
 from .many_models import many_models, overhead
 from .measure import Comparison, median_of
 from .report import Report, comparison_cells, megabytes, memory_cells
@@ -45,7 +47,7 @@ def run_all(
     snapshot_rows: int,
     repeat: int,
     report: Report,
-    sections: str = "123456789",
+    sections: Collection[str] = tuple("123456789"),
 ) -> None:
     server = postgres_server.start(SERVER_SETTINGS) if "postgres" in adapters else None
     largest = sizes[-1]
@@ -267,6 +269,8 @@ def run_all(
                     c.ours.statements,
                     "yes" if c.same_result else "NO",
                 )
+        if "10" in sections:
+            debezium_section(adapters, server, largest, batch, repeat, report)
     finally:
         if server is not None:
             server.stop()

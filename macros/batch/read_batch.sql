@@ -10,9 +10,13 @@
       those of them that are not set aside. -#}
   {%- set read_into = temps.raw if cfg.quarantine else temps.batch -%}
   {%- if cfg.flows -%}
+    {%- if not empty_run -%}{%- do auto_cdc.check_debezium_bounds(cfg.model_name, sql, none) -%}{%- endif -%}
     {%- set statements = auto_cdc.fill_flows_batch(cfg, temps, read_into, last_run, empty_run) -%}
   {%- else -%}
     {%- set checkpoint_filter = 'false' if empty_run else auto_cdc.checkpoint_filter(cfg, last_run, source.columns) -%}
+    {%- if not empty_run -%}
+      {%- do auto_cdc.check_debezium_bounds(cfg.model_name, sql, [cfg.checkpoint_column, last_run.checkpoint_value] if checkpoint_filter else none) -%}
+    {%- endif -%}
     {%- set read = auto_cdc.batch_sql(cfg, sql, checkpoint_filter) -%}
     {%- set statements = [auto_cdc.temp_table_sql(read_into, read)] if cfg.quarantine
                          else auto_cdc.fill_temp_table_sql(read_into, read, cfg.key_columns + ['__cdc_op']) -%}

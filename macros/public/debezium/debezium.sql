@@ -11,18 +11,41 @@
     spec.sql, the arguments checked and resolved; forms.sql, the landed forms read into one row
     per event; types.sql, the values decoded to their types; ordering.sql, each connector's
     order of events; placeholders.sql, TOAST placeholders and moved rows; truncates.sql,
-    truncates as deletes; json.sql, the JSON access each adapter answers. -#}
+    truncates as deletes; checkpoint.sql, what a run reads of the landed table; json.sql, the
+    JSON access each adapter answers. -#}
 
 {% macro debezium(relation, columns=none, keys=none, connector='postgresql', form='envelope', envelope_column=none,
                   extra_columns=[], truncates=none, unavailable_values=none) -%}
   {%- set spec = auto_cdc._debezium_spec(relation, columns, keys, connector, form, envelope_column, extra_columns,
                                          truncates, unavailable_values) -%}
-  {%- set landed = auto_cdc._debezium_landed_sql(spec) -%}
+  {%- set bound = auto_cdc._debezium_bound(spec) -%}
 (
+  {{ bound.marker if bound }}
   with dbz_landed as (
-    {{ landed }}
+    {{ auto_cdc._debezium_landed_sql(spec, bound) }}
   ),
   dbz_decoded as (
+    {{ auto_cdc._debezium_decoded_sql(spec, 'dbz_landed') }}
+  ),
+  {%- if bound and spec.truncates == 'as_deletes' %}
+  dbz_earlier_truncates as (
+    {{ auto_cdc._debezium_decoded_sql(spec, '(' ~ auto_cdc._debezium_landed_sql(spec, {'condition': bound.truncates}) ~ ') as landed', "dbz_op = 't'") }}
+  ),
+  {%- endif %}
+  {{ auto_cdc._debezium_moved_rows_sql(spec) }}
+  {%- if spec.truncates == 'apply' %}
+  select * from dbz_events
+  {%- else %}
+  {{ auto_cdc._debezium_truncates_as_deletes_sql(spec, 'dbz_earlier_truncates' if bound else none) }}
+  {%- endif %}
+) as debezium_events
+{%- endmacro %}
+
+
+{% macro _debezium_decoded_sql(spec, landed, condition='dbz_op is not null') -%}
+  {#- The events of the landed rows `landed` (forms.sql's columns) where `condition` holds: the
+      columns decoded, then `_dbz_op`, `_dbz_sequence`, `_dbz_columns`, `_dbz_committed_at` and
+      the extra columns. -#}
     select
       {%- for column in spec.columns %}
       {{ auto_cdc._debezium_value_sql(spec, column, loop.index) }} as {{ auto_cdc.quote_identifier(column.name) }},
@@ -34,14 +57,6 @@
       {%- for name in spec.extra_columns %},
       {{ auto_cdc.quote_identifier(name) }}
       {%- endfor %}
-    from dbz_landed
-    where dbz_op is not null
-  ),
-  {{ auto_cdc._debezium_moved_rows_sql(spec) }}
-  {%- if spec.truncates == 'apply' %}
-  select * from dbz_events
-  {%- else %}
-  {{ auto_cdc._debezium_truncates_as_deletes_sql(spec) }}
-  {%- endif %}
-) as debezium_events
+    from {{ landed }}
+    where {{ condition }}
 {%- endmacro %}

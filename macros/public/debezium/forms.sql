@@ -9,11 +9,12 @@
     The JSON access is json.sql's, the decoding types.sql's, the placeholder test
     placeholders.sql's. -#}
 
-{% macro _debezium_landed_sql(spec) -%}
+{% macro _debezium_landed_sql(spec, bound=none) -%}
   {#- The landed rows, each value picked out once: the op, the source fields that order and
       time the event (`dbz_<field>`, text), each column's value in the `after` image
       (`dbz_after_<n>`, text; a flattened row's own column as it is) and, for keys, in the
-      `before` image (`dbz_before_<n>`), then the extra columns. -#}
+      `before` image (`dbz_before_<n>`), then the extra columns. Only those under
+      `bound.condition` when given (checkpoint.sql). -#}
   {%- set fields = auto_cdc._debezium_connectors().get(spec.connector, []) + ['ts_ms'] -%}
   {%- if spec.form == 'flattened' -%}
   select
@@ -53,6 +54,9 @@
     landed.{{ auto_cdc.quote_identifier(name) }}{{ ',' if not loop.last }}
     {%- endfor %}
   from {{ auto_cdc.aliased_relation(spec.relation, 'landed') }}
+  {%- if bound %}
+  where ({{ bound.condition }})
+  {%- endif %}
 {%- endmacro %}
 
 

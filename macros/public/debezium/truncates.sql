@@ -3,16 +3,17 @@
     truncates='apply' (SCD1's default) debezium.sql keeps the truncates as events for
     apply_as_truncates, and this file is not used. -#}
 
-{% macro _debezium_truncates_as_deletes_sql(spec) -%}
+{% macro _debezium_truncates_as_deletes_sql(spec, earlier_truncates=none) -%}
   {#- SCD2 and bitemporal targets cannot apply a truncate: it becomes a delete, at its sequence,
       of every key with an event before it in the landed table (a key only seen after it is
       untouched). Each such delete carries the truncate's extra columns or, when later, the
       earliest of the key's events before it: with a checkpoint column it is read in the run that
-      first knows both. -#}
+      first knows both. A run that reads only the new rows (checkpoint.sql) has no truncate among
+      them; the truncates before them (`earlier_truncates`) then close the keys of late events. -#}
   {%- set keys = [] -%}
   {%- for column in spec.key_columns -%}{%- do keys.append(auto_cdc.quote_identifier(column.name)) -%}{%- endfor -%}
-  , dbz_truncates as (
-    select * from dbz_events where _dbz_op = 't'
+  , dbz_truncates as {{ auto_cdc.materialized_cte() }} (
+    select * from {{ earlier_truncates or 'dbz_events' }} where _dbz_op = 't'
   ),
   dbz_truncated_keys as (
     select
