@@ -671,7 +671,8 @@ def test_a_run_reads_the_landed_rows_from_its_checkpoint(project: CdcProject, fe
     land(project, feed.events[3:], start=20)
     outcome = project.dbt("run", "--select", "customers")
     assert not outcome.success and "not a number" in outcome.error, outcome.error
-    project.execute(f"update {project.relation('landed')} set after = '{json.dumps(row(1, 'a', 'n1'))}' where loaded = 1")
+    repaired = json.dumps(row(1, "a", "n1"))
+    project.execute(f"update {project.relation('landed')} set after = '{repaired}' where loaded = 1")
     project.run("customers")
     assert current(project) == []
 
@@ -700,7 +701,7 @@ def test_any_split_into_runs_gives_the_history_of_one_run(project: CdcProject, f
     if seed:
         rows = random.Random(seed).sample(feed.events, len(feed.events))
         rows += rows[:3]  # redelivered
-        cuts = sorted(random.Random(seed).sample(range(1, len(rows)), 6)) + [len(rows)]
+        cuts = [*sorted(random.Random(seed).sample(range(1, len(rows)), 6)), len(rows)]
     else:  # two events before the truncate land after it was applied: one of a key seen before, one of a new key
         late = [event for event in feed.events if event and (event["after"] or {}).get("name") in ("c2", "d")]
         rows = [event for event in feed.events if not any(event is held for held in late)] + late
