@@ -12,6 +12,7 @@
     so a bound that no longer holds fails the run instead of skipping events. -#}
 
 {% macro _debezium_bound(spec) -%}
+  {#- The bound of this run's read (the file's comment says when there is one), or none. -#}
   {%- set checkpoint = auto_cdc._debezium_checkpoint(spec) -%}
   {%- if checkpoint is none -%}{{ return(none) }}{%- endif -%}
   {%- set column = 'landed.' ~ auto_cdc.quote_identifier(checkpoint.column) -%}
@@ -45,7 +46,8 @@
   {%- endif -%}
   {%- set runs = auto_cdc.existing_relations([auto_cdc.state_relations(this).runs])[0] -%}
   {%- set last_run = auto_cdc.read_last_run(runs) if runs is not none else none -%}
-  {%- if last_run is none or last_run.checkpoint_value is none or (last_run.checkpoint_column or '') | lower != name | lower -%}
+  {#- The materialization applies from the recorded checkpoint only for the same column, spelled the same. -#}
+  {%- if last_run is none or last_run.checkpoint_value is none or last_run.checkpoint_column != matching[0] -%}
     {{ return(none) }}
   {%- endif -%}
   {#- Its type, from a probe of the landed column (no rows are read), as the model query's is. -#}
@@ -83,9 +85,11 @@
 {%- endmacro %}
 
 
-{% macro debezium_bound_marker(column, value) -%}
-  {#- The comment a bounded debezium() query carries: the checkpoint it read the landed table from. -#}
-  {{ return('/* auto_cdc.debezium read from checkpoint: ' ~ tojson([column | lower, value]) ~ ' */') }}
+{% macro debezium_bound_marker(column=none, value=none) -%}
+  {#- The comment a bounded debezium() query carries: the checkpoint it read the landed table
+      from (without arguments, how every such comment starts). -#}
+  {%- set prefix = '/* auto_cdc.debezium read from checkpoint: ' -%}
+  {{ return(prefix if column is none else prefix ~ tojson([column | lower, value]) ~ ' */') }}
 {%- endmacro %}
 
 
@@ -93,8 +97,7 @@
   {#- Fails the run when a debezium() in the model query read the landed table from another
       checkpoint than the run applies from (`checkpoint`: [column, value], or none when it reads
       the whole query): the run history changed between compiling the model and running it. -#}
-  {%- set prefix = '/* auto_cdc.debezium read from checkpoint: ' -%}
-  {%- set found = (sql.split(prefix) | length) - 1 -%}
+  {%- set found = (sql.split(auto_cdc.debezium_bound_marker()) | length) - 1 -%}
   {%- set expected = (sql.split(auto_cdc.debezium_bound_marker(checkpoint[0], checkpoint[1])) | length) - 1 if checkpoint else 0 -%}
   {%- if found and found != expected -%}
     {%- do auto_cdc.model_error(model_name, "auto_cdc.debezium() read the landed table from a checkpoint this run does not apply from ("
