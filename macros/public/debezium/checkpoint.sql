@@ -7,7 +7,8 @@
     create with a placeholder, a truncate or a row without a checkpoint; only then does it read
     every row. Otherwise it reads the new rows alone, up to the highest checkpoint that query saw
     (a row landing after it is the next run's), and for truncates='as_deletes' the older
-    truncates, which a late event before them must still follow. The SQL carries a marker with
+    truncates, which a late event before them must still follow (found first by their op and
+    checkpoint alone, then read by their checkpoint values). The SQL carries a marker with
     the checkpoint it read from; the materialization checks it against its own (read_batch.sql),
     so a bound that no longer holds fails the run instead of skipping events. -#}
 
@@ -27,9 +28,31 @@
                  else 'cast(' ~ auto_cdc.string_literal(new_rows.highest) ~ ' as ' ~ checkpoint.data_type ~ ')' -%}
   {{ return({
       'condition': column ~ ' >= ' ~ low ~ ' and ' ~ column ~ ' <= ' ~ high,
-      'truncates': column ~ ' < ' ~ low,
+      'truncates': auto_cdc._debezium_earlier_truncates(spec, checkpoint, column, column ~ ' < ' ~ low)
+                   if spec.truncates == 'as_deletes' else none,
       'marker': auto_cdc.debezium_bound_marker(checkpoint.column, checkpoint.value),
   }) }}
+{%- endmacro %}
+
+
+{% macro _debezium_earlier_truncates(spec, checkpoint, column, older) -%}
+  {#- The landed rows of the truncates below the checkpoint (`older`), as a condition: their
+      checkpoint values, which lets the read skip every other file or page; or `older` itself
+      past 100 of them; or none when there are none. Only the op and checkpoint are read here. -#}
+  {%- set query -%}
+    select distinct cast({{ auto_cdc.quote_identifier(checkpoint.column) }} as {{ dbt.type_string() }})
+    from ({{ auto_cdc._debezium_landed_sql(spec, {'condition': older}) }}) as landed
+    where dbz_op = 't'
+    limit 101
+  {%- endset -%}
+  {%- set rows = run_query(query).rows -%}
+  {%- if not rows -%}{{ return(none) }}{%- endif -%}
+  {%- if rows | length > 100 -%}{{ return(older) }}{%- endif -%}
+  {%- set literals = [] -%}
+  {%- for row in rows -%}
+    {%- do literals.append('cast(' ~ auto_cdc.string_literal(row[0]) ~ ' as ' ~ checkpoint.data_type ~ ')') -%}
+  {%- endfor -%}
+  {{ return(column ~ ' in (' ~ literals | join(', ') ~ ')') }}
 {%- endmacro %}
 
 

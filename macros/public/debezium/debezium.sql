@@ -27,7 +27,7 @@
   dbz_decoded as (
     {{ auto_cdc._debezium_decoded_sql(spec, 'dbz_landed') }}
   ),
-  {%- if bound and spec.truncates == 'as_deletes' %}
+  {%- if bound and bound.truncates %}
   dbz_earlier_truncates as (
     {{ auto_cdc._debezium_decoded_sql(spec, '(' ~ auto_cdc._debezium_landed_sql(spec, {'condition': bound.truncates}) ~ ') as landed', "dbz_op = 't'") }}
   ),
@@ -36,7 +36,7 @@
   {%- if spec.truncates == 'apply' %}
   select * from dbz_events
   {%- else %}
-  {{ auto_cdc._debezium_truncates_as_deletes_sql(spec, 'dbz_earlier_truncates' if bound else none) }}
+  {{ auto_cdc._debezium_truncates_as_deletes_sql(spec, 'dbz_earlier_truncates' if bound and bound.truncates else none) }}
   {%- endif %}
 ) as debezium_events
 {%- endmacro %}

@@ -9,7 +9,8 @@
       untouched). Each such delete carries the truncate's extra columns or, when later, the
       earliest of the key's events before it: with a checkpoint column it is read in the run that
       first knows both. A run that reads only the new rows (checkpoint.sql) has no truncate among
-      them; the truncates before them (`earlier_truncates`) then close the keys of late events. -#}
+      them; the truncates before them (`earlier_truncates`, when there are any) then close the
+      keys of late events. -#}
   {%- set keys = [] -%}
   {%- for column in spec.key_columns -%}{%- do keys.append(auto_cdc.quote_identifier(column.name)) -%}{%- endfor -%}
   , dbz_truncates as {{ auto_cdc.materialized_cte() }} (
