@@ -77,8 +77,8 @@ def debezium_runs(
     project: CdcProject, run: Callable[..., Measure], events: int, batch: int, runs: int
 ) -> dict[str, dict]:
     """Both models over `events` landed events (their first run and one of `batch` new events,
-    unmeasured), then `runs` times: `batch` more events and a run of each model. Per model: the median model and SQL seconds and
-    whether every measured run read from its checkpoint."""
+    unmeasured), then `runs` times: `batch` more events and a run of each model. Per model: the
+    median model and SQL seconds and whether every measured run read from its checkpoint."""
     project.create_table(
         "landed",
         {"before": "text", "after": "text", "source": "text", "op": "text", "ts_ms": "bigint", "loaded": "bigint"},
