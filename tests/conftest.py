@@ -37,10 +37,11 @@ V2_TIER = os.environ.get("AUTO_CDC_V2", "1") != "0"
 TIERS = {SPARK: (SPARK_TIER, "spark"), V2: (V2_TIER, "dbt_v2")}  # tier: (run it, its marker)
 KEPT = {"dbt_packages", "target"}  # the package link, and dbt's partial_parse.msgpack in target/
 FRESH_PROJECTS = os.environ.get("AUTO_CDC_FRESH_PROJECTS") == "1"
-# AUTO_CDC_SPARK_CASES=first / AUTO_CDC_V2_CASES=first (CI's budget, .ci/run) run, of a
-# parametrized test of a shared module, only the tier's first case; test_spark.py, the Spark
-# tier's own module, runs whole. Default: all.
-FIRST_CASES_ONLY = {tier: os.environ.get(f"AUTO_CDC_{tier.upper()}_CASES", "all") == "first" for tier in TIERS}
+# AUTO_CDC_<ADAPTER>_CASES=first for DUCKDB, POSTGRES, SPARK or V2 (CI's budget, .ci/run) runs,
+# of each parametrized test, only that adapter's first case (test_spark.py's included). Default: all.
+FIRST_CASES_ONLY = {
+    tier: os.environ.get(f"AUTO_CDC_{tier.upper()}_CASES", "all") == "first" for tier in (*ADAPTERS, *TIERS)
+}
 
 
 @pytest.fixture(scope="session")
@@ -75,7 +76,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         callspec = getattr(item, "callspec", None)
         params = callspec.params if callspec is not None else {}
-        tier = next((t for t in TIERS if t in (params.get("project"), params.get("module_project"))), None)
+        project = (params.get("project"), params.get("module_project"))
+        tier = next((t for t in TIERS if t in project), None)
         left_out_by = "not_on_v2" if tier == V2 else "not_on_spark"
         left_out = tier is not None and item.get_closest_marker(left_out_by) is not None
         if not SPARK_TIER and item.get_closest_marker("spark_packages") is not None:
@@ -84,8 +86,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if tier is not None and (not TIERS[tier][0] or item.get_closest_marker(TIERS[tier][1]) is None or left_out):
             dropped.append(item)
             continue
-        if tier is not None and FIRST_CASES_ONLY[tier] and item.module.__name__ != "test_spark":
-            function = (tier, item.module.__name__, getattr(item, "originalname", item.name))
+        adapter = tier or next((a for a in ADAPTERS if a in project), None)
+        if adapter is not None and FIRST_CASES_ONLY[adapter]:
+            function = (adapter, item.module.__name__, getattr(item, "originalname", item.name))
             if function in first_cases:
                 dropped.append(item)
                 continue
